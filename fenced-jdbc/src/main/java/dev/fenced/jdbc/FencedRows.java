@@ -1,0 +1,206 @@
+package dev.fenced.jdbc;
+
+import dev.fenced.FenceViolation;
+import dev.fenced.FencedException;
+import dev.fenced.RowNotFoundException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import javax.sql.DataSource;
+
+/**
+ * Fenced writes on one {@link FencedTable}: the database refuses a write whose token is stale.
+ *
+ * <ul>
+ *   <li>{@link #claim}: pending (or claimed under a lower token) to claimed, fence := token,
+ *       only while {@code fence < token}. Run it before the side effect.
+ *   <li>{@link #confirm}: claimed to done, only while {@code fence = token}. Run it after.
+ * </ul>
+ *
+ * <p>One row updated is success. Zero rows is a {@link FenceViolation} carrying what the row holds
+ * now, or a {@link RowNotFoundException}. A violation means another holder owns the row: abandon
+ * the batch, never retry. Serialization failures under REPEATABLE READ or SERIALIZABLE come out as
+ * {@link dev.fenced.SerializationConflictException}, never as a violation.
+ *
+ * <p>The methods that take a {@link Connection} work inside the caller's transaction and never
+ * commit, roll back or change auto-commit. Correct at READ COMMITTED: PostgreSQL re-checks the
+ * WHERE clause against the row a concurrent writer committed, InnoDB updates the latest committed
+ * version. The fence protects this table only; a side effect elsewhere needs its own idempotency.
+ *
+ * <p>Immutable and thread-safe.
+ */
+public final class FencedRows {
+    /** Upper bound on ids in one batch claim, below every driver's parameter limit. */
+    public static final int MAX_BATCH = 10_000;
+
+    private final FencedTable table;
+    private final Sql sql;
+
+    private FencedRows(FencedTable table) {
+        this.table = Objects.requireNonNull(table, "table");
+        this.sql = new Sql(table);
+    }
+
+    public static FencedRows of(FencedTable table) {
+        return new FencedRows(table);
+    }
+
+    public FencedTable table() {
+        return table;
+    }
+
+    /**
+     * Moves the row to the claimed state under {@code token}.
+     *
+     * @throws FenceViolation when the row is fenced at or above the token, or is in another state
+     * @throws RowNotFoundException when there is no such row
+     */
+    public void claim(Connection connection, Object id, long token) {
+        requireId(id);
+        JdbcDialect dialect = dialect(connection);
+        try (PreparedStatement statement = connection.prepareStatement(sql.claim)) {
+            statement.setString(1, table.claimedState());
+            statement.setLong(2, token);
+            statement.setObject(3, id);
+            statement.setString(4, table.pendingState());
+            statement.setString(5, table.claimedState());
+            statement.setLong(6, token);
+            if (statement.executeUpdate() == 0) {
+                throw refusal(connection, id, token);
+            }
+        } catch (SQLException e) {
+            throw SqlErrors.translate(dialect, "claim of " + table.table() + " row " + id, e);
+        }
+    }
+
+    /** Moves the row from claimed to done, only if it is still fenced at exactly {@code token}. */
+    public void confirm(Connection connection, Object id, long token) {
+        finish(connection, id, token, table.doneState(), Map.of());
+    }
+
+    /** {@link #confirm(Connection, Object, long)}, also setting {@code alsoSet} (e.g. a gateway reference). */
+    public void confirm(Connection connection, Object id, long token, Map<String, ?> alsoSet) {
+        finish(connection, id, token, table.doneState(), alsoSet);
+    }
+
+    /**
+     * Moves a claimed row to {@code toState} (for example {@code failed}, with a reason in
+     * {@code alsoSet}), only if it is still fenced at exactly {@code token}. Column names in
+     * {@code alsoSet} are checked as identifiers; values are bound.
+     */
+    public void finish(Connection connection, Object id, long token, String toState, Map<String, ?> alsoSet) {
+        requireId(id);
+        SqlIdentifiers.state("target state", toState);
+        if (toState.equals(table.claimedState())) {
+            throw new IllegalArgumentException("finish must leave the claimed state '" + toState + "'");
+        }
+        List<String> columns = new ArrayList<>(alsoSet.keySet());
+        StringBuilder extra = new StringBuilder();
+        for (String column : columns) {
+            SqlIdentifiers.column("column", column);
+            if (List.of(table.idColumn(), table.stateColumn(), table.fenceColumn()).contains(column)) {
+                throw new IllegalArgumentException("column '" + column + "' is managed by the fence and cannot be set directly");
+            }
+            extra.append(", ").append(column).append(" = ?");
+        }
+        JdbcDialect dialect = dialect(connection);
+        try (PreparedStatement statement = connection.prepareStatement(String.format(sql.confirm, extra))) {
+            int index = 1;
+            statement.setString(index++, toState);
+            for (String column : columns) {
+                statement.setObject(index++, alsoSet.get(column));
+            }
+            statement.setObject(index++, id);
+            statement.setString(index++, table.claimedState());
+            statement.setLong(index, token);
+            if (statement.executeUpdate() == 0) {
+                throw refusal(connection, id, token);
+            }
+        } catch (SQLException e) {
+            throw SqlErrors.translate(dialect, "confirm of " + table.table() + " row " + id, e);
+        }
+    }
+
+    /**
+     * Claims many rows under one token in one statement. Never throws for refused rows: it says
+     * which were claimed and which refused, and {@link BatchClaim#requireAll()} turns any
+     * refusal into the abort the article asks for.
+     */
+    public BatchClaim claimAll(Connection connection, List<?> ids, long token) {
+        Objects.requireNonNull(ids, "ids");
+        List<Object> distinct = new ArrayList<>(new LinkedHashSet<>(ids));
+        distinct.forEach(FencedRows::requireId);
+        if (distinct.size() > MAX_BATCH) {
+            throw new IllegalArgumentException("batch of " + distinct.size() + " ids is over the limit of " + MAX_BATCH);
+        }
+        if (distinct.isEmpty()) {
+            return new BatchClaim(token, List.of(), List.of());
+        }
+        JdbcDialect dialect = dialect(connection);
+        try {
+            List<Object> claimed = dialect.claimAll(connection, table, distinct, token);
+            List<String> claimedKeys = claimed.stream().map(String::valueOf).toList();
+            List<Object> refused = distinct.stream().filter(id -> !claimedKeys.contains(String.valueOf(id))).toList();
+            return new BatchClaim(token, claimed, refused);
+        } catch (SQLException e) {
+            throw SqlErrors.translate(dialect, "batch claim of " + distinct.size() + " rows in " + table.table(), e);
+        }
+    }
+
+    /** {@link #claim(Connection, Object, long)} on a connection of its own, in auto-commit. */
+    public void claim(DataSource dataSource, Object id, long token) {
+        inAutoCommit(dataSource, connection -> claim(connection, id, token));
+    }
+
+    /** {@link #confirm(Connection, Object, long, Map)} on a connection of its own, in auto-commit. */
+    public void confirm(DataSource dataSource, Object id, long token, Map<String, ?> alsoSet) {
+        inAutoCommit(dataSource, connection -> confirm(connection, id, token, alsoSet));
+    }
+
+    private interface ConnectionWork {
+        void run(Connection connection);
+    }
+
+    private void inAutoCommit(DataSource dataSource, ConnectionWork work) {
+        try (Connection connection = dataSource.getConnection()) {
+            if (!connection.getAutoCommit()) {
+                connection.setAutoCommit(true);
+            }
+            work.run(connection);
+        } catch (SQLException e) {
+            throw SqlErrors.translate(null, "connection to the database for " + table.table(), e);
+        }
+    }
+
+    private FencedException refusal(Connection connection, Object id, long token) throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement(sql.readBack)) {
+            statement.setObject(1, id);
+            try (ResultSet rs = statement.executeQuery()) {
+                if (!rs.next()) {
+                    return new RowNotFoundException(table.table(), id);
+                }
+                return new FenceViolation(table.table(), id, token, rs.getLong(2), rs.getString(1));
+            }
+        }
+    }
+
+    private static JdbcDialect dialect(Connection connection) {
+        try {
+            return JdbcDialect.detect(Objects.requireNonNull(connection, "connection"));
+        } catch (SQLException e) {
+            throw SqlErrors.translate(null, "reading the database product", e);
+        }
+    }
+
+    private static void requireId(Object id) {
+        if (id == null) {
+            throw new IllegalArgumentException("row id must not be null");
+        }
+    }
+}

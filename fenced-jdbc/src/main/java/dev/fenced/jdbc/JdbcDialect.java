@@ -1,0 +1,42 @@
+package dev.fenced.jdbc;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.List;
+
+/**
+ * What differs between the databases fenced supports; everything else is database-neutral.
+ * Implementations are stateless and thread-safe.
+ */
+public interface JdbcDialect {
+
+    /** A short name, e.g. {@code postgresql}. */
+    String name();
+
+    /** True when the error aborted the transaction because of a concurrent one; it may be retried. */
+    boolean isSerializationFailure(SQLException e);
+
+    /**
+     * Adds one to the resource's counter row (creating it at 1) and returns the new value, in one
+     * statement that is atomic under concurrent callers.
+     */
+    long nextToken(Connection connection, String counterTable, String resource) throws SQLException;
+
+    /**
+     * Claims the rows among {@code ids} that the token may claim, in one statement, and returns the
+     * ids it claimed.
+     */
+    List<Object> claimAll(Connection connection, FencedTable table, List<?> ids, long token) throws SQLException;
+
+    /** The dialect for the database behind {@code connection}. */
+    static JdbcDialect detect(Connection connection) throws SQLException {
+        String product = connection.getMetaData().getDatabaseProductName();
+        if (product.equalsIgnoreCase("PostgreSQL")) {
+            return PostgresDialect.INSTANCE;
+        }
+        if (product.equalsIgnoreCase("MariaDB") || product.equalsIgnoreCase("MySQL")) {
+            return MariaDbDialect.INSTANCE;
+        }
+        throw new IllegalArgumentException("unsupported database '" + product + "': fenced supports PostgreSQL and MariaDB");
+    }
+}

@@ -1,0 +1,80 @@
+package dev.fenced.jdbc;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * MariaDB (and MySQL): {@code LAST_INSERT_ID(value + 1)} for tokens; no {@code UPDATE ...
+ * RETURNING}, so a batch claim reads back the rows that now carry its token.
+ *
+ * <p>The driver reports found rows, not changed rows, by default. Every fenced UPDATE here changes
+ * each row it matches (the claim raises the fence, the confirm changes the state), so both counts
+ * agree and a connection with {@code useAffectedRows=true} gives the same answers.
+ */
+public final class MariaDbDialect implements JdbcDialect {
+    public static final MariaDbDialect INSTANCE = new MariaDbDialect();
+    private static final int ER_CHECKREAD = 1020;
+    private static final int ER_LOCK_DEADLOCK = 1213;
+
+    private MariaDbDialect() {
+    }
+
+    @Override
+    public String name() {
+        return "mariadb";
+    }
+
+    @Override
+    public boolean isSerializationFailure(SQLException e) {
+        return "40001".equals(e.getSQLState()) || e.getErrorCode() == ER_CHECKREAD || e.getErrorCode() == ER_LOCK_DEADLOCK;
+    }
+
+    @Override
+    public long nextToken(Connection connection, String counterTable, String resource) throws SQLException {
+        String upsert = "INSERT INTO " + counterTable + " (resource, value) VALUES (?, LAST_INSERT_ID(1))"
+                + " ON DUPLICATE KEY UPDATE value = LAST_INSERT_ID(value + 1)";
+        try (PreparedStatement statement = connection.prepareStatement(upsert)) {
+            statement.setString(1, resource);
+            statement.executeUpdate();
+        }
+        // LAST_INSERT_ID() is per connection, so no other caller's increment can be read here.
+        try (PreparedStatement statement = connection.prepareStatement("SELECT LAST_INSERT_ID()");
+             ResultSet rs = statement.executeQuery()) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    @Override
+    public List<Object> claimAll(Connection connection, FencedTable table, List<?> ids, long token) throws SQLException {
+        Sql sql = new Sql(table);
+        try (PreparedStatement statement = connection.prepareStatement(sql.claimAllPrefix + Sql.placeholders(ids.size()) + ")")) {
+            BatchParameters.bind(statement, table, ids, token);
+            if (statement.executeUpdate() == 0) {
+                return List.of();
+            }
+        }
+        // Only this holder ever writes this token, so the rows in the claimed state that carry it
+        // are exactly the rows this statement claimed and still owns.
+        String readBack = "SELECT " + table.idColumn() + " FROM " + table.table() + " WHERE " + table.fenceColumn() + " = ? AND "
+                + table.stateColumn() + " = ? AND " + table.idColumn() + " IN (" + Sql.placeholders(ids.size()) + ")";
+        try (PreparedStatement statement = connection.prepareStatement(readBack)) {
+            statement.setLong(1, token);
+            statement.setString(2, table.claimedState());
+            for (int i = 0; i < ids.size(); i++) {
+                statement.setObject(3 + i, ids.get(i));
+            }
+            List<Object> claimed = new ArrayList<>();
+            try (ResultSet rs = statement.executeQuery()) {
+                while (rs.next()) {
+                    claimed.add(rs.getObject(1));
+                }
+            }
+            return claimed;
+        }
+    }
+}

@@ -1,0 +1,54 @@
+package dev.fenced.jdbc;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+
+/** PostgreSQL: {@code ON CONFLICT ... RETURNING} for tokens, {@code UPDATE ... RETURNING} for batch claims. */
+public final class PostgresDialect implements JdbcDialect {
+    public static final PostgresDialect INSTANCE = new PostgresDialect();
+
+    private PostgresDialect() {
+    }
+
+    @Override
+    public String name() {
+        return "postgresql";
+    }
+
+    @Override
+    public boolean isSerializationFailure(SQLException e) {
+        return "40001".equals(e.getSQLState()) || "40P01".equals(e.getSQLState());
+    }
+
+    @Override
+    public long nextToken(Connection connection, String counterTable, String resource) throws SQLException {
+        String sql = "INSERT INTO " + counterTable + " (resource, value) VALUES (?, 1)"
+                + " ON CONFLICT (resource) DO UPDATE SET value = " + counterTable + ".value + 1 RETURNING value";
+        try (PreparedStatement statement = connection.prepareStatement(sql)) {
+            statement.setString(1, resource);
+            try (ResultSet rs = statement.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
+    }
+
+    @Override
+    public List<Object> claimAll(Connection connection, FencedTable table, List<?> ids, long token) throws SQLException {
+        String sql = new Sql(table).claimAllPrefix + Sql.placeholders(ids.size()) + ") RETURNING " + table.idColumn();
+        try (PreparedStatement statement = connection.prepareStatement(sql)) {
+            BatchParameters.bind(statement, table, ids, token);
+            List<Object> claimed = new ArrayList<>();
+            try (ResultSet rs = statement.executeQuery()) {
+                while (rs.next()) {
+                    claimed.add(rs.getObject(1));
+                }
+            }
+            return claimed;
+        }
+    }
+}

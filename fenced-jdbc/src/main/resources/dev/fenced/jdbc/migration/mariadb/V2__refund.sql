@@ -1,0 +1,15 @@
+-- The article's refund table. Every protected write carries the holder's token in fence.
+CREATE TABLE IF NOT EXISTS refund (
+    id                VARCHAR(64)    NOT NULL PRIMARY KEY,
+    merchant          VARCHAR(64)    NOT NULL,
+    seq               INT            NOT NULL,
+    amount            DECIMAL(12, 2) NOT NULL CHECK (amount > 0),
+    currency          CHAR(3)        NOT NULL,
+    state             VARCHAR(16)    NOT NULL DEFAULT 'pending',
+    fence             BIGINT         NOT NULL DEFAULT 0,
+    gateway_reference VARCHAR(64),
+    failure_reason    VARCHAR(500),
+    updated_at        TIMESTAMP(3)   NOT NULL DEFAULT CURRENT_TIMESTAMP(3) ON UPDATE CURRENT_TIMESTAMP(3),
+    INDEX refund_merchant_state (merchant, state),
+    INDEX refund_merchant_seq (merchant, seq)
+) ENGINE = InnoDB;

@@ -1,0 +1,467 @@
+package dev.fenced.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.fenced.FenceViolation;
+import dev.fenced.RowNotFoundException;
+import dev.fenced.SerializationConflictException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The contract {@link FencedRows} keeps on every database: the article's rules, races on real
+ * connections with a negative control, transactions and isolation. One subclass per database.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class FencedRowsContract {
+    private final String tableName = "fenced_test_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+    private FencedRows rows;
+    private DataSource dataSource;
+
+    protected abstract DataSource createDataSource();
+
+    @BeforeAll
+    void createTable() throws SQLException {
+        dataSource = createDataSource();
+        execute("CREATE TABLE " + tableName + " (id VARCHAR(64) PRIMARY KEY, merchant VARCHAR(64) NOT NULL,"
+                + " state VARCHAR(16) NOT NULL, fence BIGINT NOT NULL DEFAULT 0, note VARCHAR(200))");
+        rows = FencedRows.of(FencedTable.builder(tableName).scopeColumn("merchant").build());
+    }
+
+    @AfterAll
+    void dropTable() throws SQLException {
+        execute("DROP TABLE " + tableName);
+    }
+
+    @BeforeEach
+    void emptyTable() throws SQLException {
+        execute("DELETE FROM " + tableName);
+    }
+
+    protected DataSource dataSource() {
+        return dataSource;
+    }
+
+    @Test
+    void aLowerTokenCannotClaimARowFencedHigher() throws SQLException {
+        insert("r_1", "pending", 34);
+        try (Connection c = dataSource.getConnection()) {
+            FenceViolation violation = catchViolation(() -> rows.claim(c, "r_1", 33));
+            assertThat(violation.tokenPresented()).isEqualTo(33);
+            assertThat(violation.storedFence()).isEqualTo(34);
+            assertThat(violation.storedState()).isEqualTo("pending");
+            assertThat(violation.table()).isEqualTo(tableName);
+            assertThat(violation.rowId()).isEqualTo("r_1");
+            assertThatThrownBy(() -> rows.claim(c, "r_1", 34)).as("an equal token is stale too").isInstanceOf(FenceViolation.class);
+        }
+        assertRow("r_1", "pending", 34);
+    }
+
+    @Test
+    void aNewHolderTakesOverASendingRowClaimedUnderALowerToken() throws SQLException {
+        insert("r_815", "pending", 0);
+        try (Connection c = dataSource.getConnection()) {
+            rows.claim(c, "r_815", 33);
+            assertRow("r_815", "sending", 33);
+            rows.claim(c, "r_815", 34);
+            assertRow("r_815", "sending", 34);
+        }
+    }
+
+    @Test
+    void onlyTheClaimingTokenCanConfirm() throws SQLException {
+        insert("r_1", "pending", 0);
+        try (Connection c = dataSource.getConnection()) {
+            rows.claim(c, "r_1", 33);
+            assertThatThrownBy(() -> rows.confirm(c, "r_1", 32)).isInstanceOf(FenceViolation.class);
+            assertThatThrownBy(() -> rows.confirm(c, "r_1", 34)).isInstanceOf(FenceViolation.class);
+            rows.confirm(c, "r_1", 33);
+            assertRow("r_1", "sent", 33);
+            assertThatThrownBy(() -> rows.confirm(c, "r_1", 33)).as("a second confirm").isInstanceOf(FenceViolation.class);
+            assertThatThrownBy(() -> rows.claim(c, "r_1", 40)).as("a done row is never claimed again").isInstanceOf(FenceViolation.class);
+        }
+    }
+
+    @Test
+    void afterATakeoverTheOldHoldersConfirmIsRefused() throws SQLException {
+        insert("r_815", "pending", 0);
+        try (Connection a = dataSource.getConnection(); Connection b = dataSource.getConnection()) {
+            rows.claim(a, "r_815", 33);
+            rows.claim(b, "r_815", 34);
+            rows.confirm(b, "r_815", 34, Map.of("note", "gw_1"));
+            FenceViolation violation = catchViolation(() -> rows.confirm(a, "r_815", 33, Map.of("note", "gw_stale")));
+            assertThat(violation.storedFence()).isEqualTo(34);
+            assertThat(violation.storedState()).isEqualTo("sent");
+        }
+        assertRow("r_815", "sent", 34);
+        assertThat(note("r_815")).isEqualTo("gw_1");
+    }
+
+    @Test
+    void aMissingRowIsNotAViolation() throws SQLException {
+        try (Connection c = dataSource.getConnection()) {
+            assertThatThrownBy(() -> rows.claim(c, "nope", 1)).isInstanceOf(RowNotFoundException.class).hasMessageContaining("nope");
+            assertThatThrownBy(() -> rows.confirm(c, "nope", 1)).isInstanceOf(RowNotFoundException.class);
+        }
+    }
+
+    @Test
+    void finishRejectsManagedOrInvalidColumnsAndWritesNothing() throws SQLException {
+        insert("r_1", "pending", 0);
+        try (Connection c = dataSource.getConnection()) {
+            rows.claim(c, "r_1", 5);
+            assertThatThrownBy(() -> rows.confirm(c, "r_1", 5, Map.of("fence", 99))).isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> rows.confirm(c, "r_1", 5, Map.of("note; DROP TABLE x", "x"))).isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> rows.finish(c, "r_1", 5, "sending", Map.of())).isInstanceOf(IllegalArgumentException.class);
+            assertRow("r_1", "sending", 5);
+            rows.finish(c, "r_1", 5, "failed", Map.of("note", "gateway said no"));
+        }
+        assertRow("r_1", "failed", 5);
+        assertThat(note("r_1")).isEqualTo("gateway said no");
+    }
+
+    @Test
+    void aBatchClaimSaysWhichRowsItClaimedAndWhichWereRefused() throws SQLException {
+        insert("r_1", "pending", 0);
+        insert("r_2", "sending", 50);
+        insert("r_3", "sent", 1);
+        insert("r_4", "sending", 3);
+        try (Connection c = dataSource.getConnection()) {
+            BatchClaim claim = rows.claimAll(c, List.of("r_1", "r_2", "r_3", "r_4", "r_missing", "r_1"), 10);
+            assertThat(claim.claimed()).containsExactlyInAnyOrder("r_1", "r_4");
+            assertThat(claim.refused()).containsExactlyInAnyOrder("r_2", "r_3", "r_missing");
+            assertThat(claim.allClaimed()).isFalse();
+            assertThatThrownBy(claim::requireAll).isInstanceOf(BatchRefusedException.class).hasMessageContaining("3 of 5");
+            assertThat(rows.claimAll(c, List.of(), 11).allClaimed()).isTrue();
+        }
+        assertRow("r_1", "sending", 10);
+        assertRow("r_2", "sending", 50);
+        assertRow("r_4", "sending", 10);
+    }
+
+    @Test
+    void aClaimInsideATransactionThatRollsBackLeavesTheRowAsItWas() throws SQLException {
+        insert("r_1", "pending", 7);
+        try (Connection c = dataSource.getConnection()) {
+            c.setAutoCommit(false);
+            rows.claim(c, "r_1", 8);
+            rows.confirm(c, "r_1", 8);
+            c.rollback();
+            c.setAutoCommit(true);
+        }
+        assertRow("r_1", "pending", 7);
+    }
+
+    @ParameterizedTest(name = "{0} connections")
+    @ValueSource(ints = {2, 8})
+    void racingHoldersEachRowEndsOwnedByExactlyOneTokenAndTheHighestClaimerWins(int connections) throws Exception {
+        RaceResult result = race(connections, 20, 25, true);
+        assertThat(result.violations).as("rows owned by more than one token or lost to a lower one: %s", result.examples).isZero();
+        assertThat(result.takeovers).as("takeovers seen: the race really interleaved").isPositive();
+    }
+
+    @ParameterizedTest(name = "negative control, {0} connections")
+    @ValueSource(ints = {2, 8})
+    void negativeControl_withoutTheFenceRacingHoldersDoubleOwnRows(int connections) throws Exception {
+        RaceResult result = race(connections, 20, 25, false);
+        assertThat(result.violations).as("the same race with unfenced UPDATEs must show double ownership").isPositive();
+    }
+
+    @Test
+    void aDeadlockIsARetryableConflictNotAViolation() throws Exception {
+        insert("r_a", "pending", 0);
+        insert("r_b", "pending", 0);
+        try (Connection one = dataSource.getConnection(); Connection two = dataSource.getConnection()) {
+            one.setAutoCommit(false);
+            two.setAutoCommit(false);
+            rows.claim(one, "r_a", 1);
+            rows.claim(two, "r_b", 2);
+            ExecutorService pool = Executors.newFixedThreadPool(2);
+            try {
+                Future<Throwable> first = pool.submit(() -> attempt(() -> rows.claim(one, "r_b", 1)));
+                Thread.sleep(200);
+                Future<Throwable> second = pool.submit(() -> attempt(() -> rows.claim(two, "r_a", 2)));
+                List<Throwable> outcomes = new ArrayList<>();
+                outcomes.add(first.get(60, TimeUnit.SECONDS));
+                outcomes.add(second.get(60, TimeUnit.SECONDS));
+                assertThat(outcomes).filteredOn(e -> e instanceof SerializationConflictException)
+                        .as("one side of the deadlock: %s", outcomes).hasSize(1);
+                assertThat(outcomes).noneMatch(e -> e instanceof FenceViolation);
+            } finally {
+                one.rollback();
+                two.rollback();
+                pool.shutdownNow();
+            }
+        }
+        assertRow("r_a", "pending", 0);
+    }
+
+    @Test
+    void theFloorIsTheHighestFenceInTheScope() throws SQLException {
+        insert("r_1", "sent", 12, "m_1");
+        insert("r_2", "sending", 40, "m_1");
+        insert("r_3", "sent", 99, "m_2");
+        JdbcFenceFloor floor = JdbcFenceFloor.of(dataSource, rows.table(), resource -> resource.substring("settle:".length()));
+        assertThat(floor.highestStoredFence("settle:m_1")).isEqualTo(40);
+        assertThat(floor.highestStoredFence("settle:m_2")).isEqualTo(99);
+        assertThat(floor.highestStoredFence("settle:m_none")).isZero();
+        assertThat(JdbcFenceFloor.wholeTable(dataSource, rows.table()).highestStoredFence("anything")).isEqualTo(99);
+    }
+
+    @Test
+    void theDatabaseTokenSourceIssuesUniqueIncreasingTokensToEightThreads() throws Exception {
+        FencedSchema.migrate(dataSource);
+        String resource = "tokens:" + UUID.randomUUID();
+        com.zaxxer.hikari.HikariConfig config = new com.zaxxer.hikari.HikariConfig();
+        config.setJdbcUrl(((dev.fenced.testing.UrlDataSource) dataSource).url());
+        config.setMaximumPoolSize(8);
+        try (com.zaxxer.hikari.HikariDataSource pooled = new com.zaxxer.hikari.HikariDataSource(config)) {
+            JdbcTokenSource source = JdbcTokenSource.of(pooled);
+            ExecutorService pool = Executors.newFixedThreadPool(8);
+            try {
+                List<Future<List<Long>>> futures = new ArrayList<>();
+                for (int t = 0; t < 8; t++) {
+                    futures.add(pool.submit(() -> {
+                        List<Long> mine = new ArrayList<>();
+                        for (int i = 0; i < 1_000; i++) {
+                            mine.add(source.nextToken(resource));
+                        }
+                        return mine;
+                    }));
+                }
+                Set<Long> all = new java.util.HashSet<>();
+                for (Future<List<Long>> future : futures) {
+                    List<Long> mine = future.get(5, TimeUnit.MINUTES);
+                    for (int i = 1; i < mine.size(); i++) {
+                        assertThat(mine.get(i)).as("tokens one thread sees increase").isGreaterThan(mine.get(i - 1));
+                    }
+                    all.addAll(mine);
+                }
+                assertThat(all).as("8,000 unique tokens").hasSize(8_000);
+                assertThat(all).allMatch(token -> token >= 1 && token <= 8_000);
+                assertThat(source.nextToken(resource)).isEqualTo(8_001);
+                assertThat(source.nextToken("tokens:other:" + UUID.randomUUID())).as("counters are per resource").isEqualTo(1);
+            } finally {
+                pool.shutdownNow();
+            }
+        }
+    }
+
+    @Test
+    void theMigratedRefundTableTakesFencedWrites() throws SQLException {
+        FencedSchema.migrate(dataSource);
+        FencedSchema.migrate(dataSource);
+        String id = "r_" + UUID.randomUUID().toString().substring(0, 8);
+        try (Connection c = dataSource.getConnection()) {
+            update(c, "INSERT INTO refund (id, merchant, seq, amount, currency) VALUES (?, ?, ?, ?, ?)",
+                    id, "m_test", 1, new java.math.BigDecimal("70.25"), "EUR");
+            FencedRows refunds = FencedRows.of(FencedSchema.refundTable());
+            refunds.claim(c, id, 33);
+            refunds.confirm(c, id, 33, Map.of("gateway_reference", "gw_1"));
+            assertThatThrownBy(() -> refunds.confirm(c, id, 33)).isInstanceOf(FenceViolation.class);
+            update(c, "DELETE FROM refund WHERE id = ?", id);
+        }
+    }
+
+    // ---- the race ----
+
+    private record RaceResult(int violations, int takeovers, List<String> examples) {
+    }
+
+    private RaceResult race(int connections, int rowCount, int rounds, boolean fenced) throws Exception {
+        int violations = 0;
+        int takeovers = 0;
+        List<String> examples = new ArrayList<>();
+        ExecutorService pool = Executors.newFixedThreadPool(connections);
+        List<Connection> open = new ArrayList<>();
+        try {
+            for (int i = 0; i < connections; i++) {
+                open.add(dataSource.getConnection());
+            }
+            for (int round = 0; round < rounds; round++) {
+                resetRaceRows(open.get(0), rowCount);
+                Map<String, Set<Long>> claimers = new ConcurrentHashMap<>();
+                Map<String, List<Long>> confirmers = new ConcurrentHashMap<>();
+                CyclicBarrier start = new CyclicBarrier(connections);
+                List<Future<?>> futures = new ArrayList<>();
+                for (int w = 0; w < connections; w++) {
+                    Connection connection = open.get(w);
+                    long token = w + 1;
+                    futures.add(pool.submit(() -> {
+                        start.await();
+                        for (int r = 0; r < rowCount; r++) {
+                            String id = "row_" + r;
+                            if (claim(connection, id, token, fenced)) {
+                                claimers.computeIfAbsent(id, k -> ConcurrentHashMap.newKeySet()).add(token);
+                                Thread.sleep(ThreadLocalRandom.current().nextInt(0, 3)); // the gateway call
+                                if (confirm(connection, id, token, fenced)) {
+                                    confirmers.computeIfAbsent(id, k -> new java.util.concurrent.CopyOnWriteArrayList<>()).add(token);
+                                }
+                            }
+                        }
+                        return null;
+                    }));
+                }
+                for (Future<?> future : futures) {
+                    future.get(2, TimeUnit.MINUTES);
+                }
+                for (int r = 0; r < rowCount; r++) {
+                    String id = "row_" + r;
+                    List<Long> confirmed = confirmers.getOrDefault(id, List.of());
+                    Set<Long> claimed = claimers.getOrDefault(id, Set.of());
+                    if (claimed.size() > 1) {
+                        takeovers++;
+                    }
+                    long highestClaimer = claimed.stream().mapToLong(Long::longValue).max().orElse(-1);
+                    boolean ok = confirmed.size() == 1 && confirmed.get(0) == highestClaimer && fenceOf(id) == highestClaimer;
+                    if (!ok) {
+                        violations++;
+                        if (examples.size() < 5) {
+                            examples.add(id + " claimed by " + claimed + " confirmed by " + confirmed);
+                        }
+                    }
+                }
+            }
+        } finally {
+            for (Connection connection : open) {
+                connection.close();
+            }
+            pool.shutdownNow();
+        }
+        return new RaceResult(violations, takeovers, examples);
+    }
+
+    private void resetRaceRows(Connection connection, int rowCount) throws SQLException {
+        update(connection, "DELETE FROM " + tableName);
+        try (PreparedStatement statement = connection.prepareStatement(
+                "INSERT INTO " + tableName + " (id, merchant, state, fence) VALUES (?, 'm_race', 'pending', 0)")) {
+            for (int r = 0; r < rowCount; r++) {
+                statement.setString(1, "row_" + r);
+                statement.addBatch();
+            }
+            statement.executeBatch();
+        }
+    }
+
+    private boolean claim(Connection connection, String id, long token, boolean fenced) throws SQLException {
+        if (fenced) {
+            try {
+                rows.claim(connection, id, token);
+                return true;
+            } catch (FenceViolation refused) {
+                return false;
+            }
+        }
+        // What a worker without a fence writes: the state machine alone.
+        return update(connection, "UPDATE " + tableName + " SET state = 'sending', fence = ? WHERE id = ? AND state IN ('pending', 'sending')", token, id);
+    }
+
+    private boolean confirm(Connection connection, String id, long token, boolean fenced) throws SQLException {
+        if (fenced) {
+            try {
+                rows.confirm(connection, id, token);
+                return true;
+            } catch (FenceViolation refused) {
+                return false;
+            }
+        }
+        return update(connection, "UPDATE " + tableName + " SET state = 'sent' WHERE id = ? AND state = 'sending'", id);
+    }
+
+    // ---- helpers ----
+
+    private static Throwable attempt(Runnable action) {
+        try {
+            action.run();
+            return null;
+        } catch (Throwable e) {
+            return e;
+        }
+    }
+
+    private static FenceViolation catchViolation(Runnable action) {
+        Throwable thrown = attempt(action);
+        assertThat(thrown).isInstanceOf(FenceViolation.class);
+        return (FenceViolation) thrown;
+    }
+
+    private boolean update(Connection connection, String sql, Object... params) throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement(sql)) {
+            for (int i = 0; i < params.length; i++) {
+                statement.setObject(i + 1, params[i]);
+            }
+            return statement.executeUpdate() >= 1;
+        }
+    }
+
+    protected void execute(String sql) throws SQLException {
+        try (Connection c = dataSource.getConnection(); Statement statement = c.createStatement()) {
+            statement.execute(sql);
+        }
+    }
+
+    private void insert(String id, String state, long fence) throws SQLException {
+        insert(id, state, fence, "m_1");
+    }
+
+    private void insert(String id, String state, long fence, String merchant) throws SQLException {
+        try (Connection c = dataSource.getConnection()) {
+            update(c, "INSERT INTO " + tableName + " (id, merchant, state, fence) VALUES (?, ?, ?, ?)", id, merchant, state, fence);
+        }
+    }
+
+    private long fenceOf(String id) throws SQLException {
+        return (Long) query("SELECT fence FROM " + tableName + " WHERE id = ?", id).get(1);
+    }
+
+    private String note(String id) throws SQLException {
+        return (String) query("SELECT note FROM " + tableName + " WHERE id = ?", id).get(1);
+    }
+
+    private void assertRow(String id, String state, long fence) throws SQLException {
+        List<Object> row = query("SELECT state, fence FROM " + tableName + " WHERE id = ?", id);
+        assertThat(row.get(1)).as("state of %s", id).isEqualTo(state);
+        assertThat(((Number) row.get(2)).longValue()).as("fence of %s", id).isEqualTo(fence);
+    }
+
+    /** One row, as a list indexed from 1 like JDBC columns. */
+    private List<Object> query(String sql, Object param) throws SQLException {
+        try (Connection c = dataSource.getConnection(); PreparedStatement statement = c.prepareStatement(sql)) {
+            statement.setObject(1, param);
+            try (ResultSet rs = statement.executeQuery()) {
+                assertThat(rs.next()).as("row found by %s", sql).isTrue();
+                List<Object> row = new ArrayList<>();
+                row.add(null);
+                for (int i = 1; i <= rs.getMetaData().getColumnCount(); i++) {
+                    Object value = rs.getObject(i);
+                    row.add(value instanceof Number n && !(value instanceof java.math.BigDecimal) ? (Object) n.longValue() : value);
+                }
+                return row;
+            }
+        }
+    }
+}

@@ -1,0 +1,57 @@
+package dev.fenced.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.fenced.FenceViolation;
+import dev.fenced.SerializationConflictException;
+import dev.fenced.testing.TestDatabases;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.UUID;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Test;
+
+class PostgresFencedRowsTest extends FencedRowsContract {
+    @Override
+    protected DataSource createDataSource() {
+        return TestDatabases.postgres();
+    }
+
+    @Test
+    void detectsPostgres() throws SQLException {
+        try (Connection c = dataSource().getConnection()) {
+            assertThat(JdbcDialect.detect(c)).isSameAs(PostgresDialect.INSTANCE);
+        }
+    }
+
+    @Test
+    void underRepeatableReadAConcurrentClaimIsASerializationConflictNotAViolation() throws SQLException {
+        String table = "fenced_rr_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
+        execute("CREATE TABLE " + table + " (id VARCHAR(64) PRIMARY KEY, state VARCHAR(16) NOT NULL, fence BIGINT NOT NULL)");
+        try {
+            execute("INSERT INTO " + table + " VALUES ('r_1', 'pending', 0)");
+            FencedRows fenced = FencedRows.of(FencedTable.builder(table).build());
+            try (Connection older = dataSource().getConnection(); Connection newer = dataSource().getConnection()) {
+                older.setAutoCommit(false);
+                older.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+                try (Statement s = older.createStatement(); ResultSet rs = s.executeQuery("SELECT count(*) FROM " + table)) {
+                    rs.next(); // takes the snapshot
+                }
+                fenced.claim(newer, "r_1", 34);
+                assertThatThrownBy(() -> fenced.claim(older, "r_1", 35))
+                        .isInstanceOf(SerializationConflictException.class)
+                        .isNotInstanceOf(FenceViolation.class)
+                        .satisfies(e -> assertThat(((SerializationConflictException) e).sqlState()).isEqualTo("40001"));
+                older.rollback();
+                // retried in a new transaction, the higher token wins as it should
+                fenced.claim(older, "r_1", 35);
+                older.commit();
+            }
+        } finally {
+            execute("DROP TABLE " + table);
+        }
+    }
+}
