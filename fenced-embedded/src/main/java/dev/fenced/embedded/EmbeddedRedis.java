@@ -1,4 +1,4 @@
-package dev.fenced.testing;
+package dev.fenced.embedded;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -79,7 +79,7 @@ public final class EmbeddedRedis implements AutoCloseable {
         stopServer();
     }
 
-    static int freePort() {
+    public static int freePort() {
         try (ServerSocket socket = new ServerSocket(0)) {
             socket.setReuseAddress(true);
             return socket.getLocalPort();

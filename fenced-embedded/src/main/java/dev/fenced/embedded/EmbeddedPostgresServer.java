@@ -1,0 +1,36 @@
+package dev.fenced.embedded;
+
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+
+/** A real PostgreSQL server from the packaged binaries, in a temporary data directory. */
+public final class EmbeddedPostgresServer implements AutoCloseable {
+    private final EmbeddedPostgres postgres;
+
+    private EmbeddedPostgresServer(EmbeddedPostgres postgres) {
+        this.postgres = postgres;
+    }
+
+    public static EmbeddedPostgresServer start() {
+        try {
+            return new EmbeddedPostgresServer(EmbeddedPostgres.builder().start());
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not start embedded PostgreSQL", e);
+        }
+    }
+
+    /** A JDBC URL for the {@code postgres} database as user {@code postgres}. */
+    public String jdbcUrl() {
+        return postgres.getJdbcUrl("postgres", "postgres");
+    }
+
+    @Override
+    public void close() {
+        try {
+            postgres.close();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}

@@ -1,0 +1,130 @@
+package dev.fenced.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.math.BigDecimal;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class PaymentGatewayTest {
+    private static final BigDecimal AMOUNT = new BigDecimal("70.25");
+
+    private static GatewayConfig.Builder fast() {
+        return GatewayConfig.builder().latency(Duration.ZERO);
+    }
+
+    @Test
+    void theSameIdempotencyKeyReturnsTheSameRefund() {
+        try (PaymentGateway gateway = PaymentGateway.start(fast().build())) {
+            GatewayClient client = GatewayClient.of(gateway.url(), Duration.ofSeconds(5));
+            GatewayRefund first = client.createRefund("r_815", "r_815", "m_4471", AMOUNT, "EUR");
+            GatewayRefund again = client.createRefund("r_815", "r_815", "m_4471", AMOUNT, "EUR");
+            assertThat(again).isEqualTo(first);
+            assertThat(gateway.ledger()).hasSize(1);
+            assertThat(client.findByReference("r_815")).contains(first);
+            assertThat(client.findByReference("r_816")).isEmpty();
+            assertThat(client.ledger()).containsExactly(first);
+        }
+    }
+
+    @Test
+    void theSameKeyWithAnotherAmountIsRejected() {
+        try (PaymentGateway gateway = PaymentGateway.start(fast().build())) {
+            GatewayClient client = GatewayClient.of(gateway.url(), Duration.ofSeconds(5));
+            client.createRefund("r_815", "r_815", "m_4471", AMOUNT, "EUR");
+            assertThatThrownBy(() -> client.createRefund("r_815", "r_815", "m_4471", new BigDecimal("70.26"), "EUR"))
+                    .isInstanceOfSatisfying(GatewayException.class, e -> {
+                        assertThat(e.status()).isEqualTo(422);
+                        assertThat(e.retryable()).isFalse();
+                    });
+            assertThat(gateway.ledger()).hasSize(1);
+        }
+    }
+
+    @Test
+    void withoutIdempotencyEveryPostCreatesARefund() {
+        try (PaymentGateway gateway = PaymentGateway.start(fast().idempotency(false).build())) {
+            GatewayClient client = GatewayClient.of(gateway.url(), Duration.ofSeconds(5));
+            GatewayRefund first = client.createRefund("r_815", "r_815", "m_4471", AMOUNT, "EUR");
+            GatewayRefund second = client.createRefund("r_815", "r_815", "m_4471", AMOUNT, "EUR");
+            assertThat(second.id()).isNotEqualTo(first.id());
+            assertThat(gateway.ledger()).hasSize(2);
+        }
+    }
+
+    @Test
+    void theLedgerSurvivesARestart(@TempDir Path dir) {
+        Path file = dir.resolve("ledger.jsonl");
+        GatewayRefund created;
+        try (PaymentGateway gateway = PaymentGateway.start(fast().ledgerFile(file).build())) {
+            created = GatewayClient.of(gateway.url(), Duration.ofSeconds(5)).createRefund("r_1", "r_1", "m_1", AMOUNT, "EUR");
+        }
+        try (PaymentGateway restarted = PaymentGateway.start(fast().ledgerFile(file).build())) {
+            GatewayClient client = GatewayClient.of(restarted.url(), Duration.ofSeconds(5));
+            assertThat(client.ledger()).containsExactly(created);
+            assertThat(client.createRefund("r_1", "r_1", "m_1", AMOUNT, "EUR")).isEqualTo(created);
+            assertThat(client.createRefund("r_2", "r_2", "m_1", AMOUNT, "EUR").id()).isNotEqualTo(created.id());
+        }
+    }
+
+    @Test
+    void aFaultAfterCreatingLeavesTheRefundAndARetryWithTheSameKeyFindsIt() {
+        try (PaymentGateway gateway = PaymentGateway.start(fast().failAfter(1.0).build())) {
+            GatewayClient client = GatewayClient.of(gateway.url(), Duration.ofSeconds(5));
+            assertThatThrownBy(() -> client.createRefund("r_1", "r_1", "m_1", AMOUNT, "EUR"))
+                    .isInstanceOfSatisfying(GatewayException.class, e -> assertThat(e.retryable()).isTrue());
+            assertThat(gateway.ledger()).hasSize(1);
+            assertThat(client.findByReference("r_1")).isPresent();
+        }
+    }
+
+    @Test
+    void aFaultBeforeCreatingLeavesNothing() {
+        try (PaymentGateway gateway = PaymentGateway.start(fast().failBefore(1.0).build())) {
+            GatewayClient client = GatewayClient.of(gateway.url(), Duration.ofSeconds(5));
+            assertThatThrownBy(() -> client.createRefund("r_1", "r_1", "m_1", AMOUNT, "EUR"))
+                    .isInstanceOfSatisfying(GatewayException.class, e -> assertThat(e.status()).isEqualTo(503));
+            assertThat(gateway.ledger()).isEmpty();
+        }
+    }
+
+    @Test
+    void aSlowAnswerTimesTheClientOutButTheRefundExists() {
+        try (PaymentGateway gateway = PaymentGateway.start(fast().slow(1.0, Duration.ofSeconds(2)).build())) {
+            GatewayClient client = GatewayClient.of(gateway.url(), Duration.ofMillis(300));
+            assertThatThrownBy(() -> client.createRefund("r_1", "r_1", "m_1", AMOUNT, "EUR"))
+                    .isInstanceOfSatisfying(GatewayException.class, e -> assertThat(e.status()).isZero());
+            assertThat(gateway.ledger()).hasSize(1);
+        }
+    }
+
+    @Test
+    void badRequestsAreRefusedAndCreateNothing() throws Exception {
+        try (PaymentGateway gateway = PaymentGateway.start(fast().build())) {
+            HttpClient http = HttpClient.newHttpClient();
+            for (String body : new String[] {"not json", "{}", "{\"reference\":\"r\",\"merchant\":\"m\",\"amount\":\"1.005\",\"currency\":\"EUR\"}",
+                    "{\"reference\":\"r\",\"merchant\":\"m\",\"amount\":\"-1\",\"currency\":\"EUR\"}",
+                    "{\"reference\":\"r\",\"merchant\":\"m\",\"amount\":\"1\",\"currency\":\"euro\"}"}) {
+                HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create(gateway.url() + "/refunds"))
+                        .header("Idempotency-Key", "k").POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+                        HttpResponse.BodyHandlers.ofString());
+                assertThat(response.statusCode()).as(body).isEqualTo(400);
+            }
+            HttpResponse<String> noKey = http.send(HttpRequest.newBuilder(URI.create(gateway.url() + "/refunds"))
+                    .POST(HttpRequest.BodyPublishers.ofString("{\"reference\":\"r\",\"merchant\":\"m\",\"amount\":\"1\",\"currency\":\"EUR\"}")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(noKey.statusCode()).isEqualTo(400);
+            assertThat(noKey.body()).contains("Idempotency-Key");
+            assertThat(gateway.ledger()).isEmpty();
+        }
+        assertThatThrownBy(() -> GatewayClient.of("ftp://x", Duration.ofSeconds(1))).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> GatewayClient.of("not a url", Duration.ofSeconds(1))).isInstanceOf(IllegalArgumentException.class);
+    }
+}
