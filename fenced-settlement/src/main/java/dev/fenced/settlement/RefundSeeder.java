@@ -1,0 +1,159 @@
+package dev.fenced.settlement;
+
+import dev.fenced.StoreUnavailableException;
+import java.math.BigDecimal;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import javax.sql.DataSource;
+
+/**
+ * Seeds a merchant's pending refunds with deterministic amounts that sum exactly to a total.
+ *
+ * <p>Amounts are the total split evenly, then moved in pairs by a deterministic offset (one
+ * refund gains what its partner loses), so the sum never changes. Every fifth refund keeps the
+ * even share: with the article's 1,200 refunds and 84,300.00 EUR, r_815 is 70.25.
+ */
+public final class RefundSeeder {
+    private RefundSeeder() {
+    }
+
+    /** The article's refund ids: {@code r_001} ... {@code r_815} ... {@code r_1200}. */
+    public static String refundId(int index) {
+        return refundId("r_", index);
+    }
+
+    /** Refund ids with another prefix, for seeding several merchants into one table. */
+    public static String refundId(String prefix, int index) {
+        return prefix + String.format("%03d", index);
+    }
+
+    /**
+     * Splits {@code total} into {@code count} positive amounts with two decimals that sum to it.
+     *
+     * @throws IllegalArgumentException for a non-positive count, a total that is not positive,
+     *     has more than two decimals, or is below 0.01 per refund
+     */
+    public static List<BigDecimal> amounts(int count, BigDecimal total) {
+        if (count <= 0) {
+            throw new IllegalArgumentException("refund count must be positive, got " + count);
+        }
+        if (count > 1_000_000) {
+            throw new IllegalArgumentException("refund count " + count + " is over the limit of 1,000,000");
+        }
+        if (total == null || total.signum() <= 0) {
+            throw new IllegalArgumentException("total must be positive, got " + (total == null ? null : total.toPlainString()));
+        }
+        if (total.stripTrailingZeros().scale() > 2) {
+            throw new IllegalArgumentException("total " + total.toPlainString() + " has more than two decimals");
+        }
+        long cents = total.movePointRight(2).longValueExact();
+        if (cents < count) {
+            throw new IllegalArgumentException("total " + total.toPlainString() + " is too small to split into " + count
+                    + " refunds of at least 0.01");
+        }
+        long share = cents / count;
+        long remainder = cents % count;
+        long[] amounts = new long[count];
+        for (int i = 0; i < count; i++) {
+            amounts[i] = share + (i >= count - remainder ? 1 : 0);
+        }
+        // Move cents within pairs (1,2), (3,4), (6,7), (8,9), ... of 1-based indexes; multiples of 5 keep the share.
+        long maxOffset = share / 2;
+        int first = -1;
+        for (int index = 1; index <= count; index++) {
+            if (index % 5 == 0) {
+                continue;
+            }
+            if (first < 0) {
+                first = index;
+                continue;
+            }
+            long offset = maxOffset == 0 ? 0 : Math.floorMod(mix(first), maxOffset + 1);
+            amounts[first - 1] += offset;
+            amounts[index - 1] -= offset;
+            first = -1;
+        }
+        List<BigDecimal> out = new ArrayList<>(count);
+        for (long amount : amounts) {
+            out.add(BigDecimal.valueOf(amount, 2));
+        }
+        return out;
+    }
+
+    private static long mix(long x) {
+        x = (x ^ (x >>> 33)) * 0xff51afd7ed558ccdL;
+        x = (x ^ (x >>> 33)) * 0xc4ceb9fe1a85ec53L;
+        return x ^ (x >>> 33);
+    }
+
+    /** {@link #seed(DataSource, String, String, int, BigDecimal, String)} with the article's ids {@code r_001}... */
+    public static int seed(DataSource dataSource, String merchant, int count, BigDecimal total, String currency) {
+        return seed(dataSource, merchant, "r_", count, total, currency);
+    }
+
+    /**
+     * Inserts the merchant's refunds in one transaction: all or nothing. Refund ids are unique
+     * across merchants, so a second merchant in the same table needs its own {@code idPrefix}.
+     *
+     * @throws IllegalStateException when the merchant already has refunds or an id is taken
+     */
+    public static int seed(DataSource dataSource, String merchant, String idPrefix, int count, BigDecimal total, String currency) {
+        Merchants.requireValid(merchant);
+        if (idPrefix == null || !idPrefix.matches("[A-Za-z0-9_-]{1,40}")) {
+            throw new IllegalArgumentException("refund id prefix must be 1 to 40 letters, digits, underscores or hyphens, got " + idPrefix);
+        }
+        if (currency == null || !currency.matches("[A-Z]{3}")) {
+            throw new IllegalArgumentException("currency must be three capital letters, got " + currency);
+        }
+        List<BigDecimal> amounts = amounts(count, total);
+        try (Connection connection = dataSource.getConnection()) {
+            connection.setAutoCommit(false);
+            try {
+                try (PreparedStatement existing = connection.prepareStatement("SELECT COUNT(*) FROM refund WHERE merchant = ?")) {
+                    existing.setString(1, merchant);
+                    try (ResultSet rs = existing.executeQuery()) {
+                        rs.next();
+                        if (rs.getLong(1) > 0) {
+                            throw new IllegalStateException("merchant " + merchant + " already has " + rs.getLong(1) + " refunds");
+                        }
+                    }
+                }
+                try (PreparedStatement taken = connection.prepareStatement("SELECT merchant FROM refund WHERE id = ?")) {
+                    taken.setString(1, refundId(idPrefix, 1));
+                    try (ResultSet rs = taken.executeQuery()) {
+                        if (rs.next()) {
+                            throw new IllegalStateException("refund id " + refundId(idPrefix, 1) + " is already used by merchant "
+                                    + rs.getString(1) + "; seed with another id prefix");
+                        }
+                    }
+                }
+                try (PreparedStatement insert = connection.prepareStatement(
+                        "INSERT INTO refund (id, merchant, seq, amount, currency) VALUES (?, ?, ?, ?, ?)")) {
+                    for (int i = 0; i < count; i++) {
+                        insert.setString(1, refundId(idPrefix, i + 1));
+                        insert.setString(2, merchant);
+                        insert.setInt(3, i + 1);
+                        insert.setBigDecimal(4, amounts.get(i));
+                        insert.setString(5, currency);
+                        insert.addBatch();
+                        if (i % 500 == 499) {
+                            insert.executeBatch();
+                        }
+                    }
+                    insert.executeBatch();
+                }
+                connection.commit();
+                return count;
+            } catch (SQLException | RuntimeException e) {
+                connection.rollback();
+                throw e;
+            }
+        } catch (SQLException e) {
+            throw new StoreUnavailableException("seeding refunds for " + merchant + " failed: " + e.getMessage(), e);
+        }
+    }
+}

@@ -1,0 +1,381 @@
+package dev.fenced.settlement;
+
+import dev.fenced.FenceViolation;
+import dev.fenced.Lease;
+import dev.fenced.LeaseArguments;
+import dev.fenced.LeaseStore;
+import dev.fenced.LeaseWatchdog;
+import dev.fenced.gateway.GatewayClient;
+import dev.fenced.gateway.GatewayException;
+import dev.fenced.gateway.GatewayRefund;
+import dev.fenced.settlement.SettlementOutcome.Result;
+import java.math.BigDecimal;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import javax.sql.DataSource;
+
+/**
+ * Settles one merchant's refunds the article's way: take the lease {@code settle:<merchant>} and
+ * its token; for each refund not yet sent, claim it with the token (fenced), call the gateway with
+ * the refund id as idempotency key, confirm with the same token (fenced). A row found in
+ * {@code sending} is first looked up at the gateway, since a call for it may already have gone out.
+ *
+ * <p>A {@link FenceViolation} abandons the batch at once: no retry, no further claim. A lost lease
+ * (the watchdog) stops new claims. Gateway errors are retried a bounded number of times with the
+ * same key; a refund that keeps failing is marked {@code failed} with its reason, never lost.
+ *
+ * <p>The fence makes the rows safe; the idempotency key makes the gateway call safe. Neither the
+ * lease nor the watchdog does. One worker instance settles one merchant at a time; it is not
+ * meant to be shared between threads.
+ */
+public final class SettlementWorker {
+    /** Where a test or the demo may stop the worker: right after a claim, right after the gateway answered. */
+    public enum Phase { AFTER_CLAIM, AFTER_GATEWAY }
+
+    /** Called at each {@link Phase} for each refund, on the worker's thread. */
+    @FunctionalInterface
+    public interface PhaseHook {
+        void reached(Phase phase, String refundId);
+    }
+
+    private final LeaseStore leases;
+    private final DataSource dataSource;
+    private final GatewayClient gateway;
+    private final Duration ttl;
+    private final int concurrency;
+    private final int gatewayAttempts;
+    private final RefundWrites writes;
+    private final String name;
+    private final SettlementListener listener;
+    private final PhaseHook hook;
+
+    private SettlementWorker(Builder b) {
+        this.leases = Objects.requireNonNull(b.leases, "leaseStore");
+        this.dataSource = Objects.requireNonNull(b.dataSource, "dataSource");
+        this.gateway = Objects.requireNonNull(b.gateway, "gateway");
+        this.ttl = LeaseArguments.requireValidTtl(b.ttl);
+        if (b.concurrency < 1 || b.concurrency > 256) {
+            throw new IllegalArgumentException("concurrency must be 1 to 256, got " + b.concurrency);
+        }
+        this.concurrency = b.concurrency;
+        if (b.gatewayAttempts < 1 || b.gatewayAttempts > 20) {
+            throw new IllegalArgumentException("gateway attempts must be 1 to 20, got " + b.gatewayAttempts);
+        }
+        this.gatewayAttempts = b.gatewayAttempts;
+        this.writes = b.fencing ? RefundWrites.fenced() : RefundWrites.unfenced();
+        this.name = b.name;
+        this.listener = b.listener;
+        this.hook = b.hook;
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    private record Row(String id, String merchant, BigDecimal amount, String currency, String state) {
+    }
+
+    /** Runs one settlement of {@code merchant} and says how it ended; never throws for a violation. */
+    public SettlementOutcome settle(String merchant) {
+        String resource = Merchants.resource(merchant);
+        Optional<Lease> acquired = leases.tryAcquire(resource, ttl);
+        if (acquired.isEmpty()) {
+            emit("busy", null, 0, resource);
+            return new SettlementOutcome(Result.LEASE_BUSY, merchant, 0, 0, 0, 0, null, null);
+        }
+        Lease lease = acquired.get();
+        long token = lease.token();
+        emit("acquired", null, token, resource);
+        AtomicBoolean leaseLost = new AtomicBoolean();
+        Run run = new Run(token, leaseLost);
+        try (LeaseWatchdog watchdog = LeaseWatchdog.start(lease, ttl, (l, cause) -> {
+            leaseLost.set(true);
+            emit("lease-lost", null, token, cause == null ? "lease gone" : cause.getMessage());
+        })) {
+            run.settle(merchant);
+        } catch (RuntimeException | SQLException e) {
+            run.error.compareAndSet(null, e.getMessage());
+        } finally {
+            boolean released = safeRelease(lease);
+            emit("released", null, token, released ? "released" : "already gone");
+        }
+        SettlementOutcome outcome = run.outcome(merchant);
+        emit("outcome", null, token, outcome.result().name());
+        return outcome;
+    }
+
+    private boolean safeRelease(Lease lease) {
+        try {
+            return lease.release();
+        } catch (RuntimeException e) {
+            return false;
+        }
+    }
+
+    /** The state of one run: its counters and why it stopped. */
+    private final class Run {
+        final long token;
+        final AtomicBoolean leaseLost;
+        final AtomicReference<FenceViolation> violation = new AtomicReference<>();
+        final AtomicReference<String> error = new AtomicReference<>();
+        final AtomicInteger sent = new AtomicInteger();
+        final AtomicInteger recovered = new AtomicInteger();
+        final AtomicInteger failed = new AtomicInteger();
+
+        Run(long token, AtomicBoolean leaseLost) {
+            this.token = token;
+            this.leaseLost = leaseLost;
+        }
+
+        boolean stopped() {
+            return violation.get() != null || error.get() != null || leaseLost.get();
+        }
+
+        void settle(String merchant) throws SQLException {
+            List<Row> rows = unsettled(merchant);
+            ExecutorService pool = Executors.newFixedThreadPool(concurrency, runnable -> {
+                Thread thread = new Thread(runnable, "settle-" + merchant);
+                thread.setDaemon(true);
+                return thread;
+            });
+            Semaphore inFlight = new Semaphore(concurrency);
+            try {
+                for (Row row : rows) {
+                    inFlight.acquireUninterruptibly();
+                    if (stopped()) {
+                        inFlight.release();
+                        break;
+                    }
+                    pool.execute(() -> {
+                        try {
+                            process(row);
+                        } catch (FenceViolation v) {
+                            violation.compareAndSet(null, v);
+                            emit("violation", row.id(), token, "stored fence " + v.storedFence() + ", state " + v.storedState());
+                        } catch (RuntimeException | SQLException e) {
+                            error.compareAndSet(null, row.id() + ": " + e.getMessage());
+                            emit("error", row.id(), token, e.getMessage());
+                        } finally {
+                            inFlight.release();
+                        }
+                    });
+                }
+            } finally {
+                pool.shutdown();
+                awaitQuietly(pool);
+            }
+        }
+
+        void process(Row row) throws SQLException {
+            Optional<GatewayRefund> existing = Optional.empty();
+            if (row.state().equals("sending")) {
+                // A call for this row may have gone out before its holder stopped: ask first.
+                existing = gateway.findByReference(row.id());
+                emit("checked", row.id(), token, existing.map(r -> "exists " + r.id()).orElse("absent"));
+            }
+            try (Connection connection = dataSource.getConnection()) {
+                writes.claim(connection, row.id(), token);
+            }
+            emit("claimed", row.id(), token, null);
+            hook.reached(Phase.AFTER_CLAIM, row.id());
+            GatewayRefund refund;
+            if (existing.isPresent()) {
+                refund = existing.get();
+                if (refund.amount().compareTo(row.amount()) != 0 || !refund.currency().equals(row.currency())) {
+                    markFailed(row, "gateway holds refund " + refund.id() + " for " + refund.amount().toPlainString() + " "
+                            + refund.currency() + ", the row says " + row.amount().toPlainString() + " " + row.currency());
+                    return;
+                }
+                recovered.incrementAndGet();
+            } else {
+                Optional<GatewayRefund> created = callGateway(row);
+                if (created.isEmpty()) {
+                    return;
+                }
+                refund = created.get();
+            }
+            emit("gateway", row.id(), token, refund.id());
+            hook.reached(Phase.AFTER_GATEWAY, row.id());
+            try (Connection connection = dataSource.getConnection()) {
+                writes.confirm(connection, row.id(), token, refund.id());
+            }
+            sent.incrementAndGet();
+            emit("confirmed", row.id(), token, refund.id());
+        }
+
+        /** The gateway call with bounded retries under the same key; marks the row failed when they run out. */
+        Optional<GatewayRefund> callGateway(Row row) throws SQLException {
+            GatewayException last = null;
+            for (int attempt = 1; attempt <= gatewayAttempts; attempt++) {
+                try {
+                    return Optional.of(gateway.createRefund(row.id(), row.id(), row.merchant(), row.amount(), row.currency()));
+                } catch (GatewayException e) {
+                    last = e;
+                    if (!e.retryable()) {
+                        break;
+                    }
+                    sleepBackoff(attempt);
+                }
+            }
+            // The last error may have come after the refund was created (a timeout): look before giving up.
+            try {
+                Optional<GatewayRefund> found = gateway.findByReference(row.id());
+                if (found.isPresent()) {
+                    return found;
+                }
+            } catch (GatewayException lookupFailed) {
+                // keep the original reason
+            }
+            markFailed(row, last == null ? "gateway failed" : last.getMessage());
+            return Optional.empty();
+        }
+
+        /** Records why a claimed refund could not be sent, under the same fence as a confirm. */
+        void markFailed(Row row, String reason) throws SQLException {
+            try (Connection connection = dataSource.getConnection()) {
+                writes.fail(connection, row.id(), token, reason);
+            }
+            failed.incrementAndGet();
+            emit("failed", row.id(), token, reason);
+        }
+
+        List<Row> unsettled(String merchant) throws SQLException {
+            List<Row> rows = new ArrayList<>();
+            try (Connection connection = dataSource.getConnection();
+                 PreparedStatement statement = connection.prepareStatement(
+                         "SELECT id, merchant, amount, currency, state FROM refund"
+                                 + " WHERE merchant = ? AND state IN ('pending', 'sending') ORDER BY seq")) {
+                statement.setString(1, merchant);
+                try (ResultSet rs = statement.executeQuery()) {
+                    while (rs.next()) {
+                        rows.add(new Row(rs.getString(1), rs.getString(2), rs.getBigDecimal(3), rs.getString(4), rs.getString(5)));
+                    }
+                }
+            }
+            return rows;
+        }
+
+        SettlementOutcome outcome(String merchant) {
+            Result result;
+            if (violation.get() != null) {
+                result = Result.FENCE_VIOLATION;
+            } else if (error.get() != null) {
+                result = Result.FAILED;
+            } else if (leaseLost.get()) {
+                result = Result.LEASE_LOST;
+            } else {
+                result = Result.COMPLETED;
+            }
+            return new SettlementOutcome(result, merchant, token, sent.get(), recovered.get(), failed.get(), violation.get(), error.get());
+        }
+    }
+
+    private static void sleepBackoff(int attempt) {
+        try {
+            Thread.sleep(50L * attempt);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static void awaitQuietly(ExecutorService pool) {
+        try {
+            while (!pool.awaitTermination(1, TimeUnit.MINUTES)) {
+                // in-flight refunds finish their gateway call and confirm; they are not abandoned half-way
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void emit(String type, String refundId, long token, String detail) {
+        listener.onEvent(new SettlementEvent(type, name, refundId, token, detail, System.currentTimeMillis()));
+    }
+
+    /** Configures a {@link SettlementWorker}. */
+    public static final class Builder {
+        private LeaseStore leases;
+        private DataSource dataSource;
+        private GatewayClient gateway;
+        private Duration ttl = Duration.ofSeconds(30);
+        private int concurrency = 1;
+        private int gatewayAttempts = 3;
+        private boolean fencing = true;
+        private String name = "worker";
+        private SettlementListener listener = event -> { };
+        private PhaseHook hook = (phase, id) -> { };
+
+        public Builder leaseStore(LeaseStore leases) {
+            this.leases = leases;
+            return this;
+        }
+
+        /** The database holding the {@code refund} table; a pool of at least concurrency + 1 connections. */
+        public Builder dataSource(DataSource dataSource) {
+            this.dataSource = dataSource;
+            return this;
+        }
+
+        public Builder gateway(GatewayClient gateway) {
+            this.gateway = gateway;
+            return this;
+        }
+
+        /** The lease TTL; 30 s by default, as in the article. */
+        public Builder ttl(Duration ttl) {
+            this.ttl = ttl;
+            return this;
+        }
+
+        /** Refunds in flight at once under the one token; 1 by default. */
+        public Builder concurrency(int concurrency) {
+            this.concurrency = concurrency;
+            return this;
+        }
+
+        /** Gateway attempts per refund, with the same idempotency key; 3 by default. */
+        public Builder gatewayAttempts(int gatewayAttempts) {
+            this.gatewayAttempts = gatewayAttempts;
+            return this;
+        }
+
+        /** False only to demonstrate the damage: writes carry the token but the database does not check it. */
+        public Builder fencing(boolean fencing) {
+            this.fencing = fencing;
+            return this;
+        }
+
+        public Builder name(String name) {
+            this.name = Objects.requireNonNull(name, "name");
+            return this;
+        }
+
+        public Builder listener(SettlementListener listener) {
+            this.listener = Objects.requireNonNull(listener, "listener");
+            return this;
+        }
+
+        public Builder phaseHook(PhaseHook hook) {
+            this.hook = Objects.requireNonNull(hook, "hook");
+            return this;
+        }
+
+        public SettlementWorker build() {
+            return new SettlementWorker(this);
+        }
+    }
+}

@@ -1,0 +1,195 @@
+package dev.fenced.settlement;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.fenced.Lease;
+import dev.fenced.gateway.GatewayClient;
+import dev.fenced.gateway.GatewayConfig;
+import dev.fenced.gateway.GatewayRefund;
+import dev.fenced.gateway.PaymentGateway;
+import dev.fenced.jdbc.FencedRows;
+import dev.fenced.jdbc.FencedSchema;
+import dev.fenced.jdbc.JdbcFenceFloor;
+import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.settlement.SettlementOutcome.Result;
+import dev.fenced.testing.TestDatabases;
+import dev.fenced.testing.TestRedis;
+import java.math.BigDecimal;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** The worker against a real Redis, a real PostgreSQL and the gateway over real HTTP. */
+class SettlementWorkerTest {
+    private static HikariDataSource db;
+    private static RedisLeaseStore leases;
+
+    @BeforeAll
+    static void start() {
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(TestDatabases.postgresUrl());
+        config.setMaximumPoolSize(12);
+        db = new HikariDataSource(config);
+        FencedSchema.migrate(db);
+        leases = RedisLeaseStore.builder(TestRedis.uri())
+                .fenceFloor(JdbcFenceFloor.of(db, FencedSchema.refundTable(), r -> r.substring("settle:".length())))
+                .build();
+    }
+
+    @AfterAll
+    static void stop() {
+        leases.close();
+        db.close();
+    }
+
+    private static String freshMerchant() {
+        return "m_" + UUID.randomUUID().toString().substring(0, 8);
+    }
+
+    private static SettlementWorker.Builder worker(PaymentGateway gateway) {
+        return SettlementWorker.builder().leaseStore(leases).dataSource(db)
+                .gateway(GatewayClient.of(gateway.url(), Duration.ofSeconds(2))).ttl(Duration.ofSeconds(10));
+    }
+
+    @Test
+    void settlesEveryRefundExactlyOnceWithTheRightAmount() throws Exception {
+        String merchant = freshMerchant();
+        RefundSeeder.seed(db, merchant, merchant + "_r", 60, new BigDecimal("4215.00"), "EUR");
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ofMillis(2)).build())) {
+            List<SettlementEvent> events = new CopyOnWriteArrayList<>();
+            SettlementOutcome outcome = worker(gateway).concurrency(1).listener(events::add).build().settle(merchant);
+            assertThat(outcome.result()).isEqualTo(Result.COMPLETED);
+            assertThat(outcome.sent()).isEqualTo(60);
+            assertExactlyOnce(gateway.ledger(), merchant, 60);
+            assertThat(states(merchant)).containsExactly(Map.entry("sent", 60L));
+            assertThat(events).extracting(SettlementEvent::type).contains("acquired", "claimed", "confirmed", "released", "outcome");
+            assertThat(leases.inspect(Merchants.resource(merchant)).holder()).as("lease released").isNull();
+        }
+    }
+
+    @Test
+    void manyRefundsInFlightUnderOneToken() throws Exception {
+        String merchant = freshMerchant();
+        RefundSeeder.seed(db, merchant, merchant + "_r", 200, new BigDecimal("14050.00"), "EUR");
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ofMillis(10)).build())) {
+            SettlementOutcome outcome = worker(gateway).concurrency(8).build().settle(merchant);
+            assertThat(outcome.result()).isEqualTo(Result.COMPLETED);
+            assertExactlyOnce(gateway.ledger(), merchant, 200);
+        }
+    }
+
+    @Test
+    void aLiveLeaseKeepsASecondWorkerOutAndNothingIsWritten() throws Exception {
+        String merchant = freshMerchant();
+        RefundSeeder.seed(db, merchant, merchant + "_r", 5, new BigDecimal("50.00"), "EUR");
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build());
+             Lease held = leases.tryAcquire(Merchants.resource(merchant), Duration.ofSeconds(30)).orElseThrow()) {
+            SettlementOutcome outcome = worker(gateway).build().settle(merchant);
+            assertThat(outcome.result()).isEqualTo(Result.LEASE_BUSY);
+            assertThat(gateway.ledger()).isEmpty();
+            assertThat(states(merchant)).containsExactly(Map.entry("pending", 5L));
+            assertThat(held.release()).isTrue();
+        }
+    }
+
+    @Test
+    void aRowLeftInSendingIsLookedUpAtTheGatewayAndNotSentTwice() throws Exception {
+        String merchant = freshMerchant();
+        RefundSeeder.seed(db, merchant, merchant + "_r", 10, new BigDecimal("100.00"), "EUR");
+        String stuck = RefundSeeder.refundId(merchant + "_r", 4);
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build())) {
+            // A holder with a lower token claimed the row and called the gateway, then died before confirming.
+            long deadHoldersToken;
+            try (Lease dead = leases.tryAcquire(Merchants.resource(merchant), Duration.ofSeconds(30)).orElseThrow()) {
+                deadHoldersToken = dead.token();
+                FencedRows.of(FencedSchema.refundTable()).claim(db, stuck, dead.token());
+                GatewayClient.of(gateway.url(), Duration.ofSeconds(2)).createRefund(stuck, stuck, merchant, amounts(merchant).get(stuck), "EUR");
+            }
+            SettlementOutcome outcome = worker(gateway).build().settle(merchant);
+            assertThat(outcome.result()).isEqualTo(Result.COMPLETED);
+            assertThat(outcome.token()).isGreaterThan(deadHoldersToken);
+            assertThat(outcome.recovered()).isEqualTo(1);
+            assertExactlyOnce(gateway.ledger(), merchant, 10);
+        }
+    }
+
+    @Test
+    void aRefundTheGatewayKeepsRefusingIsMarkedFailedWithItsReasonNeverLost() throws Exception {
+        String merchant = freshMerchant();
+        RefundSeeder.seed(db, merchant, merchant + "_r", 4, new BigDecimal("40.00"), "EUR");
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).failBefore(1.0).build())) {
+            SettlementOutcome outcome = worker(gateway).gatewayAttempts(2).build().settle(merchant);
+            assertThat(outcome.result()).isEqualTo(Result.COMPLETED);
+            assertThat(outcome.failed()).isEqualTo(4);
+            assertThat(states(merchant)).containsExactly(Map.entry("failed", 4L));
+            try (Connection c = db.getConnection(); PreparedStatement s = c.prepareStatement(
+                    "SELECT failure_reason FROM refund WHERE merchant = ?")) {
+                s.setString(1, merchant);
+                try (ResultSet rs = s.executeQuery()) {
+                    while (rs.next()) {
+                        assertThat(rs.getString(1)).contains("503");
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    void aTimeoutAfterTheGatewayCreatedTheRefundIsConfirmedNotFailedAndNotDuplicated() throws Exception {
+        String merchant = freshMerchant();
+        RefundSeeder.seed(db, merchant, merchant + "_r", 3, new BigDecimal("30.00"), "EUR");
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).failAfter(1.0).build())) {
+            SettlementOutcome outcome = worker(gateway).gatewayAttempts(3).build().settle(merchant);
+            assertThat(outcome.result()).isEqualTo(Result.COMPLETED);
+            assertThat(outcome.sent()).isEqualTo(3);
+            assertExactlyOnce(gateway.ledger(), merchant, 3);
+        }
+    }
+
+    static void assertExactlyOnce(List<GatewayRefund> ledger, String merchant, int expected) throws Exception {
+        List<GatewayRefund> mine = ledger.stream().filter(r -> r.merchant().equals(merchant)).toList();
+        assertThat(mine).hasSize(expected);
+        assertThat(mine.stream().map(GatewayRefund::reference).distinct().count()).isEqualTo(expected);
+        Map<String, BigDecimal> amounts = amounts(merchant);
+        for (GatewayRefund refund : mine) {
+            assertThat(refund.amount()).as(refund.reference()).isEqualByComparingTo(amounts.get(refund.reference()));
+        }
+    }
+
+    private static Map<String, BigDecimal> amounts(String merchant) throws Exception {
+        try (Connection c = db.getConnection(); PreparedStatement s = c.prepareStatement("SELECT id, amount FROM refund WHERE merchant = ?")) {
+            s.setString(1, merchant);
+            try (ResultSet rs = s.executeQuery()) {
+                Map<String, BigDecimal> out = new java.util.HashMap<>();
+                while (rs.next()) {
+                    out.put(rs.getString(1), rs.getBigDecimal(2));
+                }
+                return out;
+            }
+        }
+    }
+
+    private static Map<String, Long> states(String merchant) throws Exception {
+        try (Connection c = db.getConnection(); PreparedStatement s = c.prepareStatement("SELECT state FROM refund WHERE merchant = ?")) {
+            s.setString(1, merchant);
+            try (ResultSet rs = s.executeQuery()) {
+                List<String> states = new java.util.ArrayList<>();
+                while (rs.next()) {
+                    states.add(rs.getString(1));
+                }
+                return states.stream().collect(Collectors.groupingBy(x -> x, java.util.TreeMap::new, Collectors.counting()));
+            }
+        }
+    }
+}
