@@ -4,7 +4,10 @@ import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 
-/** A real PostgreSQL server from the packaged binaries, in a temporary data directory. */
+/**
+ * A real PostgreSQL server from the packaged binaries, in a temporary data directory. It runs
+ * without fsync: it is for demos and tests, and a crash of the machine may lose its data.
+ */
 public final class EmbeddedPostgresServer implements AutoCloseable {
     private final EmbeddedPostgres postgres;
 
@@ -14,7 +17,12 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
 
     public static EmbeddedPostgresServer start() {
         try {
-            return new EmbeddedPostgresServer(EmbeddedPostgres.builder().start());
+            return new EmbeddedPostgresServer(EmbeddedPostgres.builder()
+                    .setServerConfig("fsync", "off")
+                    .setServerConfig("synchronous_commit", "off")
+                    .setServerConfig("full_page_writes", "off")
+                    .setServerConfig("max_connections", "200")
+                    .start());
         } catch (IOException e) {
             throw new UncheckedIOException("could not start embedded PostgreSQL", e);
         }

@@ -1,0 +1,54 @@
+package dev.fenced.cli;
+
+import dev.fenced.gateway.GatewayConfig;
+import dev.fenced.gateway.PaymentGateway;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+@Command(name = "gateway", mixinStandardHelpOptions = true,
+        description = "Run the simulated payment gateway until stopped.")
+final class GatewayCommand implements Callable<Integer> {
+    @Option(names = "--port", defaultValue = "8080", description = "port on 127.0.0.1, 0 for any (default ${DEFAULT-VALUE})")
+    int port;
+
+    @Option(names = "--ledger", description = "file that keeps the ledger across restarts (default: memory only)")
+    Path ledger;
+
+    @Option(names = "--latency", defaultValue = "20ms", converter = DurationConverter.class, description = "added to every call (default ${DEFAULT-VALUE})")
+    Duration latency;
+
+    @Option(names = "--fail-before", defaultValue = "0", description = "probability of a 503 before creating")
+    double failBefore;
+
+    @Option(names = "--fail-after", defaultValue = "0", description = "probability of a 500 after creating")
+    double failAfter;
+
+    @Option(names = "--slow", defaultValue = "0", description = "probability of answering only after --slow-delay")
+    double slow;
+
+    @Option(names = "--slow-delay", defaultValue = "10s", converter = DurationConverter.class, description = "(default ${DEFAULT-VALUE})")
+    Duration slowDelay;
+
+    @Option(names = "--no-idempotency", description = "every POST creates a refund, whatever its key")
+    boolean noIdempotency;
+
+    @Option(names = "--seed", defaultValue = "1", description = "seed of the fault draws (default ${DEFAULT-VALUE})")
+    long seed;
+
+    @Override
+    public Integer call() throws InterruptedException {
+        GatewayConfig config = GatewayConfig.builder().port(port).ledgerFile(ledger).latency(latency)
+                .failBefore(failBefore).failAfter(failAfter).slow(slow, slowDelay)
+                .idempotency(!noIdempotency).seed(seed).build();
+        PaymentGateway gateway = PaymentGateway.start(config);
+        Runtime.getRuntime().addShutdownHook(new Thread(gateway::close, "gateway-stop"));
+        System.out.println("gateway listening on " + gateway.url() + (noIdempotency ? " (idempotency OFF)" : ""));
+        System.out.flush();
+        new CountDownLatch(1).await();
+        return 0;
+    }
+}

@@ -1,0 +1,54 @@
+package dev.fenced.cli;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.fenced.settlement.Merchants;
+import dev.fenced.settlement.RefundSeeder;
+import java.math.BigDecimal;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+@Command(name = "seed", mixinStandardHelpOptions = true,
+        description = "Insert a merchant's pending refunds, with deterministic amounts that sum exactly to the total.")
+final class SeedCommand implements Callable<Integer> {
+    @Option(names = "--merchant", required = true, description = "merchant id, e.g. m_4471")
+    String merchant;
+
+    @Option(names = "--refunds", required = true, description = "how many refunds")
+    int refunds;
+
+    @Option(names = "--total", required = true, description = "their total, at most two decimals, e.g. 84300.00")
+    String total;
+
+    @Option(names = "--currency", defaultValue = "EUR", description = "ISO currency code (default ${DEFAULT-VALUE})")
+    String currency;
+
+    @Option(names = "--id-prefix", defaultValue = "r_", description = "refund id prefix (default ${DEFAULT-VALUE})")
+    String idPrefix;
+
+    @Mixin
+    Connections connections;
+
+    @Override
+    public Integer call() {
+        Merchants.requireValid(merchant);
+        BigDecimal amount;
+        try {
+            amount = new BigDecimal(total);
+        } catch (NumberFormatException e) {
+            throw new UsageException("--total '" + total + "' is not a decimal number");
+        }
+        RefundSeeder.amounts(refunds, amount); // every input is checked before anything is written
+        String url = Connections.require(connections.dbUrl, "--db-url", "FENCED_DB_URL", "seed");
+        try (HikariDataSource db = Connections.database(url, 2)) {
+            try {
+                RefundSeeder.seed(db, merchant, idPrefix, refunds, amount, currency);
+            } catch (IllegalStateException e) {
+                throw new UsageException(e.getMessage());
+            }
+        }
+        System.out.println("seeded " + merchant + ": " + refunds + " refunds, " + amount.setScale(2).toPlainString() + " " + currency);
+        return 0;
+    }
+}

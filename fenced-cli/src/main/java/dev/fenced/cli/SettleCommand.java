@@ -1,0 +1,177 @@
+package dev.fenced.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.fenced.LeaseArguments;
+import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.settlement.Merchants;
+import dev.fenced.settlement.SettlementEvent;
+import dev.fenced.settlement.SettlementOutcome;
+import dev.fenced.settlement.SettlementWorker;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+@Command(name = "settle", mixinStandardHelpOptions = true,
+        description = {"Settle one merchant's refunds as one worker process, then exit.",
+                "Exit codes: 0 finished the batch, 3 abandoned it on a fence violation, 4 the lease was held by someone else,",
+                "5 the lease was lost mid-batch, 1 runtime failure, 2 usage error."})
+final class SettleCommand implements Callable<Integer> {
+    static final int FENCE_VIOLATION = 3;
+    static final int LEASE_BUSY = 4;
+    static final int LEASE_LOST = 5;
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @Option(names = "--merchant", required = true, description = "merchant id, e.g. m_4471")
+    String merchant;
+
+    @Option(names = "--ttl", defaultValue = "30s", converter = DurationConverter.class, description = "lease TTL (default ${DEFAULT-VALUE})")
+    Duration ttl;
+
+    @Option(names = "--concurrency", defaultValue = "1", description = "refunds in flight under the one token (default ${DEFAULT-VALUE})")
+    int concurrency;
+
+    @Option(names = "--name", defaultValue = "worker", description = "this worker's name in events and the lease owner id")
+    String name;
+
+    @Option(names = "--events", description = "print every event as a JSON line on stdout")
+    boolean events;
+
+    @Option(names = "--no-fence", description = "write without the fence predicate: the negative control, never for real use")
+    boolean noFence;
+
+    @Option(names = "--pause-at", hidden = true, paramLabel = "PHASE:REFUND",
+            description = "after-claim:r_815 or after-gateway:r_815: announce a breakpoint and wait for a line on stdin")
+    String pauseAt;
+
+    @Option(names = "--start-on-stdin", hidden = true, description = "wait for a line on stdin before taking the lease")
+    boolean startOnStdin;
+
+    @Mixin
+    Connections connections;
+
+    private final BufferedReader stdin = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+
+    @Override
+    public Integer call() {
+        Merchants.requireValid(merchant);
+        LeaseArguments.requireValidTtl(ttl);
+        if (concurrency < 1 || concurrency > 256) {
+            throw new UsageException("--concurrency must be 1 to 256, got " + concurrency);
+        }
+        String[] breakpoint = parseBreakpoint();
+        String redisUrl = Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL", "settle");
+        String dbUrl = Connections.require(connections.dbUrl, "--db-url", "FENCED_DB_URL", "settle");
+        String gatewayUrl = Connections.require(connections.gatewayUrl, "--gateway-url", "FENCED_GATEWAY_URL", "settle");
+        try (HikariDataSource db = Connections.database(dbUrl, concurrency + 2);
+             RedisLeaseStore leases = Connections.leases(redisUrl, db, "worker-" + name.replaceAll("[^A-Za-z0-9_-]", "_"))) {
+            SettlementWorker worker = SettlementWorker.builder()
+                    .leaseStore(leases).dataSource(db).gateway(Connections.gateway(gatewayUrl))
+                    .ttl(ttl).concurrency(concurrency).fencing(!noFence).name(name)
+                    .listener(this::print)
+                    .phaseHook((phase, refundId) -> {
+                        if (breakpoint != null && phase.name().equals(breakpoint[0]) && refundId.equals(breakpoint[1])) {
+                            waitAtBreakpoint(refundId);
+                        }
+                    })
+                    .build();
+            if (startOnStdin) {
+                readLine();
+            }
+            SettlementOutcome outcome = worker.settle(merchant);
+            report(outcome);
+            return switch (outcome.result()) {
+                case COMPLETED -> 0;
+                case FENCE_VIOLATION -> FENCE_VIOLATION;
+                case LEASE_BUSY -> LEASE_BUSY;
+                case LEASE_LOST -> LEASE_LOST;
+                case FAILED -> FencedCli.RUNTIME_FAILURE;
+            };
+        }
+    }
+
+    private String[] parseBreakpoint() {
+        if (pauseAt == null) {
+            return null;
+        }
+        int colon = pauseAt.indexOf(':');
+        String phase = colon < 0 ? "" : pauseAt.substring(0, colon).toUpperCase(Locale.ROOT).replace('-', '_');
+        if (!phase.equals("AFTER_CLAIM") && !phase.equals("AFTER_GATEWAY")) {
+            throw new UsageException("--pause-at must be after-claim:<refund> or after-gateway:<refund>, got " + pauseAt);
+        }
+        return new String[] {phase, pauseAt.substring(colon + 1)};
+    }
+
+    private void waitAtBreakpoint(String refundId) {
+        print(new SettlementEvent("breakpoint", name, refundId, 0, pauseAt, System.currentTimeMillis()));
+        readLine();
+    }
+
+    private void readLine() {
+        try {
+            stdin.readLine();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private synchronized void print(SettlementEvent event) {
+        if (!events) {
+            return;
+        }
+        Map<String, Object> line = new LinkedHashMap<>();
+        line.put("type", event.type());
+        line.put("worker", event.worker());
+        line.put("refund", event.refundId());
+        line.put("token", event.token());
+        line.put("detail", event.detail());
+        line.put("at", event.atMillis());
+        line.put("pid", ProcessHandle.current().pid());
+        emit(line);
+    }
+
+    private void report(SettlementOutcome outcome) {
+        if (!events) {
+            System.out.println("settle " + merchant + ": " + outcome.result() + ", token " + outcome.token() + ", " + outcome.sent()
+                    + " sent (" + outcome.recovered() + " recovered), " + outcome.failed() + " failed"
+                    + (outcome.violation() == null ? "" : "; " + outcome.violation().getMessage())
+                    + (outcome.error() == null ? "" : "; " + outcome.error()));
+            return;
+        }
+        Map<String, Object> line = new LinkedHashMap<>();
+        line.put("type", "result");
+        line.put("worker", name);
+        line.put("result", outcome.result().name());
+        line.put("token", outcome.token());
+        line.put("sent", outcome.sent());
+        line.put("recovered", outcome.recovered());
+        line.put("failed", outcome.failed());
+        if (outcome.violation() != null) {
+            line.put("refusedAt", String.valueOf(outcome.violation().rowId()));
+            line.put("storedFence", outcome.violation().storedFence());
+            line.put("storedState", outcome.violation().storedState());
+        }
+        line.put("error", outcome.error());
+        line.put("at", System.currentTimeMillis());
+        emit(line);
+    }
+
+    private synchronized void emit(Map<String, Object> line) {
+        try {
+            System.out.println(JSON.writeValueAsString(line));
+            System.out.flush();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}

@@ -1,0 +1,88 @@
+package dev.fenced.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.fenced.gateway.GatewayRefund;
+import dev.fenced.redis.LeaseSnapshot;
+import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.settlement.Merchants;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+@Command(name = "status", mixinStandardHelpOptions = true,
+        description = "Show a merchant's lease, counter, refunds by state, highest fence and the gateway's view.")
+final class StatusCommand implements Callable<Integer> {
+    @Option(names = "--merchant", required = true, description = "merchant id, e.g. m_4471")
+    String merchant;
+
+    @Option(names = "--json", description = "print one JSON document")
+    boolean json;
+
+    @Mixin
+    Connections connections;
+
+    @Override
+    public Integer call() throws Exception {
+        String resource = Merchants.resource(merchant);
+        String redisUrl = Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL", "status");
+        String dbUrl = Connections.require(connections.dbUrl, "--db-url", "FENCED_DB_URL", "status");
+        Map<String, Object> status = new LinkedHashMap<>();
+        status.put("merchant", merchant);
+        try (HikariDataSource db = Connections.database(dbUrl, 2); RedisLeaseStore leases = Connections.leases(redisUrl, db, null)) {
+            LeaseSnapshot lease = leases.inspect(resource);
+            status.put("leaseHolder", lease.holder());
+            status.put("leaseMillisLeft", lease.timeLeft().toMillis());
+            status.put("counter", lease.counter());
+            status.putAll(rows(db));
+        }
+        if (connections.gatewayUrl != null && !connections.gatewayUrl.isBlank()) {
+            List<GatewayRefund> ledger = Connections.gateway(connections.gatewayUrl).ledger().stream()
+                    .filter(r -> r.merchant().equals(merchant)).toList();
+            long unique = ledger.stream().map(GatewayRefund::reference).distinct().count();
+            status.put("gatewayRefunds", ledger.size());
+            status.put("gatewayDuplicates", ledger.size() - unique);
+        }
+        if (json) {
+            System.out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(status));
+        } else {
+            status.forEach((key, value) -> System.out.printf("%-18s %s%n", key, value));
+        }
+        return 0;
+    }
+
+    private Map<String, Object> rows(HikariDataSource db) throws SQLException {
+        Map<String, Object> out = new LinkedHashMap<>();
+        Map<String, Long> byState = new TreeMap<>();
+        try (Connection c = db.getConnection()) {
+            try (PreparedStatement s = c.prepareStatement("SELECT state, COUNT(*) FROM refund WHERE merchant = ? GROUP BY state")) {
+                s.setString(1, merchant);
+                try (ResultSet rs = s.executeQuery()) {
+                    while (rs.next()) {
+                        byState.put(rs.getString(1), rs.getLong(2));
+                    }
+                }
+            }
+            try (PreparedStatement s = c.prepareStatement("SELECT COALESCE(MAX(fence), 0), COALESCE(SUM(amount), 0) FROM refund WHERE merchant = ?")) {
+                s.setString(1, merchant);
+                try (ResultSet rs = s.executeQuery()) {
+                    rs.next();
+                    out.put("rowsByState", byState);
+                    out.put("highestFence", rs.getLong(1));
+                    out.put("totalAmount", rs.getBigDecimal(2).toPlainString());
+                }
+            }
+        }
+        return out;
+    }
+}

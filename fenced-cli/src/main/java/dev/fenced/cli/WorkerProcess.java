@@ -1,0 +1,190 @@
+package dev.fenced.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.UncheckedIOException;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+
+/**
+ * A settlement worker in a JVM of its own, started from this JVM's class path: a real OS process
+ * that can be frozen with SIGSTOP, resumed with SIGCONT and killed with SIGKILL. Its stdout events
+ * (JSON lines) are collected as they arrive.
+ */
+final class WorkerProcess implements AutoCloseable {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final String name;
+    private final Process process;
+    private final Writer stdin;
+    private final List<JsonNode> events = new CopyOnWriteArrayList<>();
+    private final List<String> stderr = new CopyOnWriteArrayList<>();
+
+    private WorkerProcess(String name, Process process) {
+        this.name = name;
+        this.process = process;
+        this.stdin = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
+        Thread out = new Thread(() -> readLines(new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8)), true),
+                "worker-" + name + "-stdout");
+        Thread err = new Thread(() -> readLines(new BufferedReader(new InputStreamReader(process.getErrorStream(), StandardCharsets.UTF_8)), false),
+                "worker-" + name + "-stderr");
+        out.setDaemon(true);
+        err.setDaemon(true);
+        out.start();
+        err.start();
+    }
+
+    /** Starts {@code fenced <args>} in a new JVM with {@code env} added to this process's environment. */
+    static WorkerProcess start(String name, List<String> args, Map<String, String> env) {
+        List<String> command = new ArrayList<>();
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        command.add("-XX:+UseSerialGC");
+        command.add("-XX:TieredStopAtLevel=1");
+        command.add("-cp");
+        command.add(System.getProperty("java.class.path"));
+        command.add(FencedCli.class.getName());
+        command.addAll(args);
+        ProcessBuilder builder = new ProcessBuilder(command);
+        builder.environment().putAll(env);
+        try {
+            return new WorkerProcess(name, builder.start());
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not start worker " + name, e);
+        }
+    }
+
+    String name() {
+        return name;
+    }
+
+    long pid() {
+        return process.pid();
+    }
+
+    List<JsonNode> events() {
+        return events;
+    }
+
+    /** Sends a signal with the system's kill command: STOP, CONT or KILL. */
+    void signal(String signal) {
+        try {
+            Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid())).redirectErrorStream(true).start();
+            if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+                throw new IllegalStateException("kill -" + signal + " " + process.pid() + " failed");
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not run kill", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted sending " + signal, e);
+        }
+    }
+
+    /** True while the kernel reports the process as stopped (state T in /proc/pid/stat). */
+    boolean isStopped() {
+        try {
+            String stat = Files.readString(Path.of("/proc", Long.toString(process.pid()), "stat"));
+            return stat.substring(stat.lastIndexOf(')') + 2).startsWith("T");
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    void writeLine(String line) {
+        try {
+            stdin.write(line + "\n");
+            stdin.flush();
+        } catch (IOException e) {
+            throw new UncheckedIOException("worker " + name + " closed its stdin", e);
+        }
+    }
+
+    Optional<JsonNode> firstEvent(Predicate<JsonNode> predicate) {
+        return events.stream().filter(predicate).findFirst();
+    }
+
+    /** Waits for an event; fails with the worker's stderr when it exits or the time runs out first. */
+    JsonNode awaitEvent(Predicate<JsonNode> predicate, Duration timeout, String what) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < deadline) {
+            Optional<JsonNode> found = firstEvent(predicate);
+            if (found.isPresent()) {
+                return found.get();
+            }
+            if (!process.isAlive() && firstEvent(predicate).isEmpty()) {
+                sleep(50); // let the reader drain the last lines
+                return firstEvent(predicate).orElseThrow(() -> new IllegalStateException(
+                        "worker " + name + " exited with " + process.exitValue() + " before " + what + ": " + stderrTail()));
+            }
+            sleep(5);
+        }
+        throw new IllegalStateException("worker " + name + " did not reach " + what + " within " + timeout + ": " + stderrTail());
+    }
+
+    int awaitExit(Duration timeout) {
+        try {
+            if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                throw new IllegalStateException("worker " + name + " still running after " + timeout + ": " + stderrTail());
+            }
+            sleep(50);
+            return process.exitValue();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted waiting for worker " + name, e);
+        }
+    }
+
+    String stderrTail() {
+        int from = Math.max(0, stderr.size() - 5);
+        return stderr.isEmpty() ? "(no stderr)" : String.join(" | ", stderr.subList(from, stderr.size()));
+    }
+
+    private void readLines(BufferedReader reader, boolean isStdout) {
+        try (reader) {
+            String line;
+            while ((line = reader.readLine()) != null) {
+                if (!isStdout) {
+                    stderr.add(line);
+                } else if (line.startsWith("{")) {
+                    try {
+                        events.add(JSON.readTree(line));
+                    } catch (IOException notJson) {
+                        stderr.add(line);
+                    }
+                }
+            }
+        } catch (IOException ignored) {
+            // the process ended
+        }
+    }
+
+    static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        }
+    }
+
+    @Override
+    public void close() {
+        if (process.isAlive()) {
+            process.destroyForcibly();
+        }
+    }
+}
