@@ -1,0 +1,81 @@
+package dev.fenced.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.fenced.gateway.GatewayConfig;
+import dev.fenced.gateway.GatewayRefund;
+import dev.fenced.gateway.PaymentGateway;
+import dev.fenced.settlement.RefundSeeder;
+import dev.fenced.testing.TestDatabases;
+import dev.fenced.testing.TestRedis;
+import java.math.BigDecimal;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * A worker process is SIGKILLed between its claim and its gateway call, or between the gateway's
+ * answer and its confirm; a second worker process then finishes the batch. Every refund must reach
+ * the gateway exactly once.
+ */
+class WorkerCrashTest {
+    private static HikariDataSource db;
+
+    @BeforeAll
+    static void connect() {
+        db = Connections.database(TestDatabases.postgresUrl(), 2);
+    }
+
+    @AfterAll
+    static void close() {
+        db.close();
+    }
+
+    @ParameterizedTest(name = "killed {0}")
+    @ValueSource(strings = {"after-claim", "after-gateway"})
+    void aSecondWorkerFinishesAfterASigkillAndEveryRefundIsSentExactlyOnce(String phase) {
+        String merchant = "m_" + UUID.randomUUID().toString().substring(0, 8);
+        String prefix = merchant + "_r";
+        RefundSeeder.seed(db, merchant, prefix, 30, new BigDecimal("300.00"), "EUR");
+        String victim = RefundSeeder.refundId(prefix, 12);
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ofMillis(1)).build())) {
+            Map<String, String> env = Map.of("FENCED_REDIS_URL", TestRedis.uri(), "FENCED_DB_URL", TestDatabases.postgresUrl(),
+                    "FENCED_GATEWAY_URL", gateway.url());
+            List<String> settle = List.of("settle", "--merchant", merchant, "--ttl", "1s", "--events");
+            try (WorkerProcess first = WorkerProcess.start("first", concat(settle, "--name", "first", "--pause-at", phase + ":" + victim), env)) {
+                first.awaitEvent(e -> "breakpoint".equals(e.path("type").asText()), Duration.ofMinutes(2), "the breakpoint");
+                first.signal("KILL");
+                first.awaitExit(Duration.ofSeconds(30));
+            }
+            int exit;
+            try (WorkerProcess second = WorkerProcess.start("second", concat(settle, "--name", "second"), env)) {
+                exit = second.awaitExit(Duration.ofMinutes(2));
+                if (exit == SettleCommand.LEASE_BUSY) { // the dead worker's lease had not expired yet: the queue retries
+                    WorkerProcess.sleep(1_100);
+                }
+            }
+            if (exit == SettleCommand.LEASE_BUSY) {
+                try (WorkerProcess third = WorkerProcess.start("third", concat(settle, "--name", "third"), env)) {
+                    exit = third.awaitExit(Duration.ofMinutes(2));
+                }
+            }
+            assertThat(exit).isZero();
+            List<GatewayRefund> mine = gateway.ledger().stream().filter(r -> r.merchant().equals(merchant)).toList();
+            assertThat(mine).hasSize(30);
+            assertThat(mine.stream().map(GatewayRefund::reference).distinct().count()).isEqualTo(30);
+            assertThat(mine.stream().map(GatewayRefund::amount).reduce(BigDecimal.ZERO, BigDecimal::add)).isEqualByComparingTo("300.00");
+        }
+    }
+
+    private static List<String> concat(List<String> head, String... tail) {
+        List<String> out = new java.util.ArrayList<>(head);
+        out.addAll(List.of(tail));
+        return out;
+    }
+}
