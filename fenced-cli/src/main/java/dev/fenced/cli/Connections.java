@@ -25,9 +25,9 @@ final class Connections {
             description = "the payment gateway, http://host:port (env FENCED_GATEWAY_URL)")
     String gatewayUrl;
 
-    static String require(String value, String option, String env, String command) {
+    static String require(String value, String option, String env) {
         if (value == null || value.isBlank()) {
-            throw new UsageException(command + " needs " + option + " or " + env);
+            throw new UsageException("needs " + option + " or the environment variable " + env);
         }
         return value;
     }

@@ -28,13 +28,13 @@ public final class FencedCli implements Runnable {
     public static int run(String... args) {
         CommandLine cli = new CommandLine(new FencedCli());
         cli.setParameterExceptionHandler((e, ignored) -> {
-            System.err.println(e.getCommandLine().getCommandName() + ": " + Redaction.redactUri(e.getMessage())
+            System.err.println("fenced " + e.getCommandLine().getCommandName() + ": " + Redaction.redactUri(e.getMessage())
                     + " (see --help)");
             return USAGE;
         });
         cli.setExecutionExceptionHandler((e, commandLine, parsed) -> {
             boolean usage = e instanceof UsageException || e instanceof IllegalArgumentException;
-            System.err.println(commandLine.getCommandName() + ": " + Redaction.redactUri(describe(e)));
+            System.err.println("fenced " + commandLine.getCommandName() + ": " + Redaction.redactUri(describe(e)));
             if (System.getenv("FENCED_DEBUG") != null) {
                 e.printStackTrace();
             }

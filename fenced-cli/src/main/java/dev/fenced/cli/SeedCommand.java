@@ -40,7 +40,7 @@ final class SeedCommand implements Callable<Integer> {
             throw new UsageException("--total '" + total + "' is not a decimal number");
         }
         RefundSeeder.amounts(refunds, amount); // every input is checked before anything is written
-        String url = Connections.require(connections.dbUrl, "--db-url", "FENCED_DB_URL", "seed");
+        String url = Connections.require(connections.dbUrl, "--db-url", "FENCED_DB_URL");
         try (HikariDataSource db = Connections.database(url, 2)) {
             try {
                 RefundSeeder.seed(db, merchant, idPrefix, refunds, amount, currency);

@@ -70,9 +70,9 @@ final class SettleCommand implements Callable<Integer> {
             throw new UsageException("--concurrency must be 1 to 256, got " + concurrency);
         }
         String[] breakpoint = parseBreakpoint();
-        String redisUrl = Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL", "settle");
-        String dbUrl = Connections.require(connections.dbUrl, "--db-url", "FENCED_DB_URL", "settle");
-        String gatewayUrl = Connections.require(connections.gatewayUrl, "--gateway-url", "FENCED_GATEWAY_URL", "settle");
+        String redisUrl = Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL");
+        String dbUrl = Connections.require(connections.dbUrl, "--db-url", "FENCED_DB_URL");
+        String gatewayUrl = Connections.require(connections.gatewayUrl, "--gateway-url", "FENCED_GATEWAY_URL");
         try (HikariDataSource db = Connections.database(dbUrl, concurrency + 2);
              RedisLeaseStore leases = Connections.leases(redisUrl, db, "worker-" + name.replaceAll("[^A-Za-z0-9_-]", "_"))) {
             SettlementWorker worker = SettlementWorker.builder()

