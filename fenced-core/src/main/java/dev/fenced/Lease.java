@@ -31,6 +31,13 @@ public interface Lease extends AutoCloseable {
     boolean renew(Duration ttl);
 
     /**
+     * Asks the store whether this owner still holds the lease. A hint, never a guarantee: the
+     * lease can expire between the answer and the next write, and a pause lands exactly there.
+     * Checking before each write narrows the window; only a fenced write closes it.
+     */
+    boolean isHeld();
+
+    /**
      * Releases the lease, only if it is still this owner's (compare-and-delete).
      *
      * @return false when the lease was already gone; a stale release never deletes another

@@ -32,9 +32,13 @@ final class DemoCommand implements Callable<Integer> {
             System.out.println("fenced demo: merchant m_4471, 1,200 refunds, 84,300.00 EUR, fencing " + (noFence ? "OFF" : "on")
                     + ", speed x" + speed);
         }
-        Demo demo = new Demo(new Demo.Options(speed, !noFence, blankToNull(connections.redisUrl), blankToNull(connections.dbUrl),
-                json ? null : System.out));
-        Map<String, Object> report = demo.run();
+        Mechanism mechanism = noFence ? Mechanism.FENCE_IDEMPOTENT.withoutFence() : Mechanism.FENCE_IDEMPOTENT;
+        Scenario scenario = new Scenario(speed, mechanism, Scenario.Story.ARTICLE, json ? null : System.out);
+        Map<String, Object> report;
+        try (Scenario.Servers servers = Scenario.Servers.start(blankToNull(connections.redisUrl), blankToNull(connections.dbUrl),
+                json ? null : System.out)) {
+            report = scenario.run(servers);
+        }
         if (json) {
             System.out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(report));
             return 0;

@@ -7,7 +7,8 @@ import picocli.CommandLine.Command;
 /** The {@code fenced} command. Exit codes: 0 success, 1 runtime failure, 2 usage error; settle adds 3, 4, 5. */
 @Command(name = "fenced", mixinStandardHelpOptions = true, version = "fenced 0.1.0",
         description = "Redis leases made safe by fencing every protected write in the database.",
-        subcommands = {SeedCommand.class, GatewayCommand.class, SettleCommand.class, StatusCommand.class, DemoCommand.class})
+        subcommands = {SeedCommand.class, GatewayCommand.class, SettleCommand.class, StatusCommand.class, DemoCommand.class,
+                CompareCommand.class})
 public final class FencedCli implements Runnable {
     public static final int RUNTIME_FAILURE = 1;
     public static final int USAGE = 2;

@@ -50,8 +50,14 @@ final class SettleCommand implements Callable<Integer> {
     @Option(names = "--no-fence", description = "write without the fence predicate: the negative control, never for real use")
     boolean noFence;
 
+    @Option(names = "--no-renewal", hidden = true, description = "do not renew the lease: the TTL-only mechanism, for comparison")
+    boolean noRenewal;
+
+    @Option(names = "--check-before-write", hidden = true, description = "GET the lease before every write, for comparison")
+    boolean checkBeforeWrite;
+
     @Option(names = "--pause-at", hidden = true, paramLabel = "PHASE:REFUND",
-            description = "after-claim:r_815 or after-gateway:r_815: announce a breakpoint and wait for a line on stdin")
+            description = "after-claim:r_815, after-gateway:r_815 or before-confirm:r_815: announce a breakpoint and wait for a line on stdin")
     String pauseAt;
 
     @Option(names = "--start-on-stdin", hidden = true, description = "wait for a line on stdin before taking the lease")
@@ -77,7 +83,7 @@ final class SettleCommand implements Callable<Integer> {
              RedisLeaseStore leases = Connections.leases(redisUrl, db, "worker-" + name.replaceAll("[^A-Za-z0-9_-]", "_"))) {
             SettlementWorker worker = SettlementWorker.builder()
                     .leaseStore(leases).dataSource(db).gateway(Connections.gateway(gatewayUrl))
-                    .ttl(ttl).concurrency(concurrency).fencing(!noFence).name(name)
+                    .ttl(ttl).concurrency(concurrency).fencing(!noFence).renewal(!noRenewal).checkBeforeWrite(checkBeforeWrite).name(name)
                     .listener(this::print)
                     .phaseHook((phase, refundId) -> {
                         if (breakpoint != null && phase.name().equals(breakpoint[0]) && refundId.equals(breakpoint[1])) {
@@ -106,8 +112,8 @@ final class SettleCommand implements Callable<Integer> {
         }
         int colon = pauseAt.indexOf(':');
         String phase = colon < 0 ? "" : pauseAt.substring(0, colon).toUpperCase(Locale.ROOT).replace('-', '_');
-        if (!phase.equals("AFTER_CLAIM") && !phase.equals("AFTER_GATEWAY")) {
-            throw new UsageException("--pause-at must be after-claim:<refund> or after-gateway:<refund>, got " + pauseAt);
+        if (!phase.equals("AFTER_CLAIM") && !phase.equals("AFTER_GATEWAY") && !phase.equals("BEFORE_CONFIRM")) {
+            throw new UsageException("--pause-at must be after-claim:, after-gateway: or before-confirm:<refund>, got " + pauseAt);
         }
         return new String[] {phase, pauseAt.substring(colon + 1)};
     }

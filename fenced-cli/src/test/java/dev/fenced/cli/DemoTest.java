@@ -11,9 +11,15 @@ import org.junit.jupiter.api.Test;
  * embedded real Redis and PostgreSQL, at ten times the article's speed; and its negative control.
  */
 class DemoTest {
+    private static Map<String, Object> run(Mechanism mechanism) {
+        try (Scenario.Servers servers = Scenario.Servers.start(null, null, null)) {
+            return new Scenario(10, mechanism, Scenario.Story.ARTICLE, null).run(servers);
+        }
+    }
+
     @Test
     void withFencingTheStaleConfirmIsRefusedAndEveryRefundIsSentOnce() {
-        Map<String, Object> report = new Demo(new Demo.Options(10, true, null, null, null)).run();
+        Map<String, Object> report = run(Mechanism.FENCE_IDEMPOTENT);
 
         assertThat(report.get("refunds")).isEqualTo(1200);
         assertThat(report.get("uniqueReferences")).isEqualTo(1200L);
@@ -45,7 +51,7 @@ class DemoTest {
 
     @Test
     void negativeControl_withoutFencingTheStaleWorkersWriteIsAccepted() {
-        Map<String, Object> report = new Demo(new Demo.Options(10, false, null, null, null)).run();
+        Map<String, Object> report = run(Mechanism.FENCE_IDEMPOTENT.withoutFence());
 
         long stale = (Long) report.get("staleWritesAccepted");
         long duplicates = (Long) report.get("duplicates");

@@ -292,6 +292,15 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
         }
 
         @Override
+        public boolean isHeld() {
+            try {
+                return ownerId.equals(commands.get(lockKey));
+            } catch (RedisException e) {
+                throw unavailable(e);
+            }
+        }
+
+        @Override
         public boolean release() {
             Long deleted = evalScalar(RedisScripts.RELEASE, ScriptOutputType.INTEGER, new String[] {lockKey}, ownerId);
             return deleted == 1;

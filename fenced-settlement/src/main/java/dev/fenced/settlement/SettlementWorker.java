@@ -43,8 +43,11 @@ import javax.sql.DataSource;
  * meant to be shared between threads.
  */
 public final class SettlementWorker {
-    /** Where a test or the demo may stop the worker: right after a claim, right after the gateway answered. */
-    public enum Phase { AFTER_CLAIM, AFTER_GATEWAY }
+    /**
+     * Where a test or the demo may stop the worker: right after a claim, right after the gateway
+     * answered, right before the confirm UPDATE (after the lease check, when there is one).
+     */
+    public enum Phase { AFTER_CLAIM, AFTER_GATEWAY, BEFORE_CONFIRM }
 
     /** Called at each {@link Phase} for each refund, on the worker's thread. */
     @FunctionalInterface
@@ -59,6 +62,8 @@ public final class SettlementWorker {
     private final int concurrency;
     private final int gatewayAttempts;
     private final RefundWrites writes;
+    private final boolean renewal;
+    private final boolean checkBeforeWrite;
     private final String name;
     private final SettlementListener listener;
     private final PhaseHook hook;
@@ -77,6 +82,8 @@ public final class SettlementWorker {
         }
         this.gatewayAttempts = b.gatewayAttempts;
         this.writes = b.fencing ? RefundWrites.fenced() : RefundWrites.unfenced();
+        this.renewal = b.renewal;
+        this.checkBeforeWrite = b.checkBeforeWrite;
         this.name = b.name;
         this.listener = b.listener;
         this.hook = b.hook;
@@ -101,15 +108,19 @@ public final class SettlementWorker {
         long token = lease.token();
         emit("acquired", null, token, resource);
         AtomicBoolean leaseLost = new AtomicBoolean();
-        Run run = new Run(token, leaseLost);
-        try (LeaseWatchdog watchdog = LeaseWatchdog.start(lease, ttl, (l, cause) -> {
+        Run run = new Run(lease, leaseLost);
+        LeaseWatchdog watchdog = !renewal ? null : LeaseWatchdog.start(lease, ttl, (l, cause) -> {
             leaseLost.set(true);
             emit("lease-lost", null, token, cause == null ? "lease gone" : cause.getMessage());
-        })) {
+        });
+        try {
             run.settle(merchant);
         } catch (RuntimeException | SQLException e) {
             run.error.compareAndSet(null, e.getMessage());
         } finally {
+            if (watchdog != null) {
+                watchdog.close();
+            }
             boolean released = safeRelease(lease);
             emit("released", null, token, released ? "released" : "already gone");
         }
@@ -128,6 +139,7 @@ public final class SettlementWorker {
 
     /** The state of one run: its counters and why it stopped. */
     private final class Run {
+        final Lease lease;
         final long token;
         final AtomicBoolean leaseLost;
         final AtomicReference<FenceViolation> violation = new AtomicReference<>();
@@ -136,9 +148,23 @@ public final class SettlementWorker {
         final AtomicInteger recovered = new AtomicInteger();
         final AtomicInteger failed = new AtomicInteger();
 
-        Run(long token, AtomicBoolean leaseLost) {
-            this.token = token;
+        Run(Lease lease, AtomicBoolean leaseLost) {
+            this.lease = lease;
+            this.token = lease.token();
             this.leaseLost = leaseLost;
+        }
+
+        /** The check-before-write mechanism: GET the lease before a write; a hint, not a fence. */
+        boolean stillHeld(String refundId) {
+            if (!checkBeforeWrite) {
+                return true;
+            }
+            if (lease.isHeld()) {
+                return true;
+            }
+            leaseLost.set(true);
+            emit("lease-lost", refundId, token, "check before write found the lease gone");
+            return false;
         }
 
         boolean stopped() {
@@ -187,6 +213,9 @@ public final class SettlementWorker {
                 existing = gateway.findByReference(row.id());
                 emit("checked", row.id(), token, existing.map(r -> "exists " + r.id()).orElse("absent"));
             }
+            if (!stillHeld(row.id())) {
+                return;
+            }
             try (Connection connection = dataSource.getConnection()) {
                 writes.claim(connection, row.id(), token);
             }
@@ -202,6 +231,9 @@ public final class SettlementWorker {
                 }
                 recovered.incrementAndGet();
             } else {
+                if (!stillHeld(row.id())) {
+                    return;
+                }
                 Optional<GatewayRefund> created = callGateway(row);
                 if (created.isEmpty()) {
                     return;
@@ -210,6 +242,10 @@ public final class SettlementWorker {
             }
             emit("gateway", row.id(), token, refund.id());
             hook.reached(Phase.AFTER_GATEWAY, row.id());
+            if (!stillHeld(row.id())) {
+                return;
+            }
+            hook.reached(Phase.BEFORE_CONFIRM, row.id());
             try (Connection connection = dataSource.getConnection()) {
                 writes.confirm(connection, row.id(), token, refund.id());
             }
@@ -315,6 +351,8 @@ public final class SettlementWorker {
         private int concurrency = 1;
         private int gatewayAttempts = 3;
         private boolean fencing = true;
+        private boolean renewal = true;
+        private boolean checkBeforeWrite;
         private String name = "worker";
         private SettlementListener listener = event -> { };
         private PhaseHook hook = (phase, id) -> { };
@@ -356,6 +394,18 @@ public final class SettlementWorker {
         /** False only to demonstrate the damage: writes carry the token but the database does not check it. */
         public Builder fencing(boolean fencing) {
             this.fencing = fencing;
+            return this;
+        }
+
+        /** Renew the lease in the background (default true); for comparing mechanisms. */
+        public Builder renewal(boolean renewal) {
+            this.renewal = renewal;
+            return this;
+        }
+
+        /** GET the lease before every write and stop when it is gone (default false); for comparing mechanisms. */
+        public Builder checkBeforeWrite(boolean checkBeforeWrite) {
+            this.checkBeforeWrite = checkBeforeWrite;
             return this;
         }
 

@@ -119,6 +119,8 @@ public abstract class LeaseStoreContract {
         Lease stale = store().tryAcquire(resource, Duration.ofMillis(100)).orElseThrow();
         Lease current = awaitLease(resource, Duration.ofSeconds(10));
 
+        assertThat(stale.isHeld()).isFalse();
+        assertThat(current.isHeld()).isTrue();
         assertThat(stale.release()).isFalse();
         assertThat(stale.renew(Duration.ofSeconds(10))).isFalse();
         assertThat(store().tryAcquire(resource, Duration.ofSeconds(10))).as("current lease survived").isEmpty();

@@ -1,0 +1,123 @@
+package dev.fenced.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import java.io.IOException;
+import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+@Command(name = "compare", mixinStandardHelpOptions = true,
+        description = {"Measure the article's table: the worked example under each mechanism, with real worker processes,",
+                "a real SIGSTOP placed at the worst moment for each, and a SIGKILL to measure the outage a TTL costs.",
+                "Runs on embedded redis-server and PostgreSQL."})
+final class CompareCommand implements Callable<Integer> {
+    @Option(names = "--runs", defaultValue = "1", description = "runs per mechanism (default ${DEFAULT-VALUE})")
+    int runs;
+
+    @Option(names = "--speed", defaultValue = "10", description = "divide every time by this (default ${DEFAULT-VALUE})")
+    double speed;
+
+    @Option(names = "--refunds", defaultValue = "1200", description = "refunds in the story (default ${DEFAULT-VALUE}); 70.25 EUR each on average")
+    int refunds;
+
+    @Option(names = "--only", split = ",", description = "mechanisms to run, of: ttl, renewal, check, fence, fence+idempotency, ttl-5min")
+    List<String> only;
+
+    @Option(names = "--json", description = "print one JSON document")
+    boolean json;
+
+    @Option(names = "--html", paramLabel = "FILE", description = "also write a self-contained HTML report with one timeline per run")
+    Path html;
+
+    @Override
+    public Integer call() throws IOException {
+        if (runs < 1 || runs > 100) {
+            throw new UsageException("--runs must be 1 to 100, got " + runs);
+        }
+        if (refunds < 10 || refunds > 100_000) {
+            throw new UsageException("--refunds must be 10 to 100000, got " + refunds);
+        }
+        List<Mechanism> mechanisms = selected();
+        Scenario.Story story = refunds == 1200 ? Scenario.Story.ARTICLE
+                : new Scenario.Story(refunds, new BigDecimal("70.25").multiply(BigDecimal.valueOf(refunds)));
+        List<Map<String, Object>> rows = new ArrayList<>();
+        List<Map<String, Object>> allRuns = new ArrayList<>();
+        try (Scenario.Servers servers = Scenario.Servers.start(null, null, json ? null : System.err)) {
+            for (Mechanism mechanism : mechanisms) {
+                List<Map<String, Object>> results = new ArrayList<>();
+                for (int run = 1; run <= runs; run++) {
+                    if (!json) {
+                        System.err.printf("%s: run %d of %d%n", mechanism.label(), run, runs);
+                    }
+                    Map<String, Object> result = new Scenario(speed, mechanism, story, null).run(servers);
+                    result.put("run", run);
+                    results.add(result);
+                    allRuns.add(result);
+                }
+                double outage = new Scenario(speed, mechanism, story, null).measureCrashOutageArticleSeconds(servers);
+                rows.add(ComparisonRow.summarize(mechanism, results, outage));
+            }
+        }
+        Map<String, Object> report = new LinkedHashMap<>();
+        report.put("speed", speed);
+        report.put("runs", runs);
+        report.put("refunds", story.refunds());
+        report.put("stalledRefund", story.stalledRefund());
+        report.put("rows", rows);
+        if (html != null) {
+            Files.writeString(html, HtmlReport.render(report, allRuns), StandardCharsets.UTF_8);
+        }
+        if (json) {
+            report.put("results", allRuns);
+            System.out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(report));
+        } else {
+            System.out.print(ComparisonRow.table(rows, runs, speed));
+            if (html != null) {
+                System.out.println("report written to " + html);
+            }
+        }
+        return 0;
+    }
+
+    private List<Mechanism> selected() {
+        if (only == null || only.isEmpty()) {
+            return Mechanism.ALL;
+        }
+        List<Mechanism> out = new ArrayList<>();
+        for (String key : only) {
+            out.add(Mechanism.ALL.stream().filter(m -> m.key().equals(key.trim())).findFirst()
+                    .orElseThrow(() -> new UsageException("unknown mechanism '" + key + "'; use "
+                            + String.join(", ", Mechanism.ALL.stream().map(Mechanism::key).toList()))));
+        }
+        return out;
+    }
+
+    static String stats(List<? extends Number> values) {
+        if (values.isEmpty()) {
+            return "-";
+        }
+        double[] sorted = values.stream().mapToDouble(Number::doubleValue).sorted().toArray();
+        double median = sorted.length % 2 == 1 ? sorted[sorted.length / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
+        if (sorted.length == 1) {
+            return format(sorted[0]);
+        }
+        return format(sorted[0]) + "/" + format(median) + "/" + format(sorted[sorted.length - 1]);
+    }
+
+    private static String format(double value) {
+        return value == Math.rint(value) ? Long.toString((long) value) : String.format("%.1f", value);
+    }
+
+    static List<Double> numbers(List<Map<String, Object>> results, String key) {
+        return results.stream().map(r -> r.get(key)).filter(v -> v != null).map(v -> ((Number) v).doubleValue()).toList();
+    }
+}
