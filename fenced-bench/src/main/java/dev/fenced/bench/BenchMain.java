@@ -1,0 +1,137 @@
+package dev.fenced.bench;
+
+import dev.fenced.embedded.EmbeddedPostgresServer;
+import dev.fenced.embedded.EmbeddedRedis;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.RunnerException;
+import org.openjdk.jmh.runner.options.ChainedOptionsBuilder;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
+import org.openjdk.jmh.runner.options.TimeValue;
+
+/**
+ * Runs every benchmark with its baseline in the same run and prints ratios. Uses the servers in
+ * {@code FENCED_REDIS_URL}, {@code FENCED_PG_URL} and {@code FENCED_MARIADB_URL}, or embedded
+ * ones. {@code --quick} proves they still run in a few minutes; its figures are rough.
+ */
+public final class BenchMain {
+    private BenchMain() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        boolean quick = List.of(args).contains("--quick");
+        EmbeddedRedis redis = null;
+        EmbeddedPostgresServer postgres = null;
+        String redisUrl = env("FENCED_REDIS_URL");
+        String pgUrl = env("FENCED_PG_URL");
+        String mariadbUrl = env("FENCED_MARIADB_URL");
+        try {
+            if (redisUrl == null) {
+                redis = EmbeddedRedis.start();
+                redisUrl = redis.uri();
+            }
+            if (pgUrl == null) {
+                postgres = EmbeddedPostgresServer.start();
+                pgUrl = postgres.jdbcUrl();
+            }
+            System.setProperty(BenchServers.REDIS, redisUrl);
+            System.setProperty(BenchServers.PG, pgUrl);
+            if (mariadbUrl != null) {
+                System.setProperty(BenchServers.MARIADB, mariadbUrl);
+            }
+            StringBuilder report = new StringBuilder();
+            report.append("# fenced benchmarks").append(quick ? " (quick mode: rough figures)" : "").append("\n\n");
+            report.append("Java ").append(System.getProperty("java.version")).append(", ")
+                    .append(Runtime.getRuntime().availableProcessors()).append(" cores; Redis ")
+                    .append(redis != null ? "embedded" : "from FENCED_REDIS_URL").append(", PostgreSQL ")
+                    .append(postgres != null ? "embedded (fsync off)" : "from FENCED_PG_URL").append(", MariaDB ")
+                    .append(mariadbUrl != null ? "from FENCED_MARIADB_URL" : "not measured (FENCED_MARIADB_URL unset)").append(".\n\n");
+            leases(report, quick, 1);
+            leases(report, quick, 8);
+            writes(report, quick, mariadbUrl != null);
+            tokens(report, quick);
+            report.append(SettlementThroughput.run(redisUrl, pgUrl, quick));
+            report.append(Footprint.run(redisUrl, pgUrl));
+            System.out.println(report);
+        } finally {
+            if (postgres != null) {
+                postgres.close();
+            }
+            if (redis != null) {
+                redis.close();
+            }
+        }
+        System.exit(0); // Redisson and Lettuce leave non-daemon threads behind
+    }
+
+    private static String env(String name) {
+        String value = System.getenv(name);
+        return value == null || value.isBlank() ? null : value;
+    }
+
+    private static Map<String, Double> jmh(String include, boolean quick, int threads, String... params) throws RunnerException {
+        ChainedOptionsBuilder options = new OptionsBuilder()
+                .include(include)
+                .threads(threads)
+                .forks(1)
+                .warmupIterations(quick ? 1 : 3)
+                .warmupTime(TimeValue.seconds(quick ? 1 : 3))
+                .measurementIterations(quick ? 2 : 5)
+                .measurementTime(TimeValue.seconds(quick ? 1 : 3))
+                .shouldFailOnError(true)
+                .jvmArgsAppend("-D" + BenchServers.REDIS + "=" + System.getProperty(BenchServers.REDIS),
+                        "-D" + BenchServers.PG + "=" + System.getProperty(BenchServers.PG),
+                        "-D" + BenchServers.MARIADB + "=" + System.getProperty(BenchServers.MARIADB, ""));
+        for (int i = 0; i + 1 < params.length; i += 2) {
+            options.param(params[i], params[i + 1]);
+        }
+        Collection<RunResult> results = new Runner(options.build()).run();
+        Map<String, Double> scores = new LinkedHashMap<>();
+        for (RunResult result : results) {
+            String name = result.getParams().getBenchmark();
+            String method = name.substring(name.lastIndexOf('.') + 1);
+            String param = result.getParams().getParamsKeys().isEmpty() ? ""
+                    : "[" + String.join(",", result.getParams().getParamsKeys().stream().map(k -> result.getParams().getParam(k)).toList()) + "]";
+            scores.put(method + param, result.getPrimaryResult().getScore());
+        }
+        return scores;
+    }
+
+    private static void leases(StringBuilder report, boolean quick, int threads) throws RunnerException {
+        Map<String, Double> ops = jmh(LeaseBench.class.getName(), quick, threads);
+        double floor = ops.get("floorSetNxNoToken");
+        report.append("## Acquire + token + release, ").append(threads).append(threads == 1 ? " thread" : " threads").append("\n\n")
+                .append("| variant | cycles/s | time per cycle vs the floor |\n|---|---:|---:|\n");
+        for (String variant : List.of("floorSetNxNoToken", "fencedOneScript", "articleTwoSteps", "redissonFencedLock")) {
+            double score = ops.get(variant);
+            report.append(String.format("| %s | %,.0f | %.2fx |%n", variant, score, floor / score));
+        }
+        report.append('\n');
+    }
+
+    private static void writes(StringBuilder report, boolean quick, boolean mariadb) throws RunnerException {
+        Map<String, Double> ops = mariadb ? jmh(FencedWritesBench.class.getName(), quick, 1)
+                : jmh(FencedWritesBench.class.getName(), quick, 1, "database", "postgresql");
+        report.append("## Claim + confirm, fenced against the same UPDATEs without the fence predicate\n\n")
+                .append("| database | fenced pairs/s | unfenced pairs/s | time fenced vs unfenced |\n|---|---:|---:|---:|\n");
+        for (String database : mariadb ? List.of("postgresql", "mariadb") : List.of("postgresql")) {
+            double fenced = ops.get("fencedClaimConfirm[" + database + "]");
+            double plain = ops.get("unfencedClaimConfirm[" + database + "]");
+            report.append(String.format("| %s | %,.0f | %,.0f | %.2fx |%n", database, fenced, plain, plain / fenced));
+        }
+        report.append('\n');
+    }
+
+    private static void tokens(StringBuilder report, boolean quick) throws RunnerException {
+        Map<String, Double> ops = jmh(TokenSourceBench.class.getName(), quick, 1);
+        double redisOps = ops.get("redisIssuedToken");
+        double dbOps = ops.get("databaseIssuedToken");
+        report.append("## Token sources: lease + token + release\n\n| token issued by | cycles/s | time vs Redis-issued |\n|---|---:|---:|\n")
+                .append(String.format("| Redis (one script) | %,.0f | 1.00x |%n", redisOps))
+                .append(String.format("| PostgreSQL counter row (lease in Redis) | %,.0f | %.2fx |%n%n", dbOps, redisOps / dbOps));
+    }
+}

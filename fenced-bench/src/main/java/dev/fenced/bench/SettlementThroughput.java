@@ -1,0 +1,120 @@
+package dev.fenced.bench;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.fenced.gateway.GatewayClient;
+import dev.fenced.gateway.GatewayConfig;
+import dev.fenced.gateway.PaymentGateway;
+import dev.fenced.jdbc.FencedSchema;
+import dev.fenced.jdbc.JdbcFenceFloor;
+import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.settlement.RefundSeeder;
+import dev.fenced.settlement.SettlementOutcome;
+import dev.fenced.settlement.SettlementWorker;
+import java.math.BigDecimal;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * Settles 1,200 refunds against a gateway with 25 ms latency at several in-flight concurrencies,
+ * and compares each with its limit, min(concurrency / latency, the database's commit rate / 2),
+ * where the commit rate is measured in the same run with the same number of connections.
+ */
+final class SettlementThroughput {
+    private static final Duration LATENCY = Duration.ofMillis(25);
+    private static final int REFUNDS = 1200;
+
+    private SettlementThroughput() {
+    }
+
+    static String run(String redisUrl, String pgUrl, boolean quick) throws Exception {
+        StringBuilder out = new StringBuilder("## Settlement throughput: 1,200 refunds, gateway latency 25 ms\n\n")
+                .append("| in flight | seconds | refunds/s | DB commits/s | limit refunds/s | limit / measured |\n")
+                .append("|---:|---:|---:|---:|---:|---:|\n");
+        List<Integer> concurrencies = quick ? List.of(8, 32) : List.of(1, 8, 32, 64);
+        for (int concurrency : concurrencies) {
+            HikariConfig config = new HikariConfig();
+            config.setJdbcUrl(pgUrl);
+            config.setMaximumPoolSize(concurrency + 2);
+            try (HikariDataSource db = new HikariDataSource(config);
+                 PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(LATENCY).build())) {
+                FencedSchema.migrate(db);
+                double commitsPerSecond = commitRate(db, concurrency, quick ? Duration.ofSeconds(1) : Duration.ofSeconds(3));
+                String merchant = "bench_" + UUID.randomUUID().toString().substring(0, 8);
+                RefundSeeder.seed(db, merchant, merchant + "_r", REFUNDS, new BigDecimal("84300.00"), "EUR");
+                try (RedisLeaseStore leases = RedisLeaseStore.builder(redisUrl)
+                        .fenceFloor(JdbcFenceFloor.of(db, FencedSchema.refundTable(), r -> r.substring("settle:".length()))).build()) {
+                    SettlementWorker worker = SettlementWorker.builder().leaseStore(leases).dataSource(db)
+                            .gateway(GatewayClient.of(gateway.url(), Duration.ofSeconds(10))).concurrency(concurrency).build();
+                    long start = System.nanoTime();
+                    SettlementOutcome outcome = worker.settle(merchant);
+                    double seconds = (System.nanoTime() - start) / 1e9;
+                    if (outcome.result() != SettlementOutcome.Result.COMPLETED || outcome.sent() != REFUNDS) {
+                        throw new IllegalStateException("settlement did not complete: " + outcome);
+                    }
+                    double measured = REFUNDS / seconds;
+                    double limit = Math.min(concurrency / (LATENCY.toMillis() / 1000.0), commitsPerSecond / 2);
+                    out.append(String.format("| %d | %.2f | %,.0f | %,.0f | %,.0f | %.2fx |%n", concurrency, seconds, measured,
+                            commitsPerSecond, limit, limit / measured));
+                }
+            }
+        }
+        return out.append("\nThe limit counts the gateway's latency and two commits per refund (claim and confirm); the worker also")
+                .append(" reads the batch and makes one HTTP call per refund, which the limit leaves out.\n\n").toString();
+    }
+
+    /** Auto-commit UPDATEs per second from {@code connections} threads, each on its own row. */
+    private static double commitRate(HikariDataSource db, int connections, Duration duration) throws Exception {
+        String table = "bench_commit_rate";
+        try (Connection c = db.getConnection(); Statement s = c.createStatement()) {
+            s.execute("DROP TABLE IF EXISTS " + table);
+            s.execute("CREATE TABLE " + table + " (id INT PRIMARY KEY, fence BIGINT NOT NULL)");
+            for (int i = 0; i < connections; i++) {
+                s.execute("INSERT INTO " + table + " VALUES (" + i + ", 0)");
+            }
+        }
+        AtomicBoolean stop = new AtomicBoolean();
+        ExecutorService pool = Executors.newFixedThreadPool(connections);
+        List<Future<Long>> counts = new ArrayList<>();
+        long start = System.nanoTime();
+        for (int i = 0; i < connections; i++) {
+            int row = i;
+            counts.add(pool.submit(() -> {
+                long n = 0;
+                try (Connection c = db.getConnection();
+                     PreparedStatement update = c.prepareStatement("UPDATE " + table + " SET fence = fence + 1 WHERE id = ?")) {
+                    update.setInt(1, row);
+                    while (!stop.get()) {
+                        update.executeUpdate();
+                        n++;
+                    }
+                } catch (SQLException e) {
+                    throw new IllegalStateException(e);
+                }
+                return n;
+            }));
+        }
+        Thread.sleep(duration.toMillis());
+        stop.set(true);
+        long total = 0;
+        for (Future<Long> count : counts) {
+            total += count.get();
+        }
+        double seconds = (System.nanoTime() - start) / 1e9;
+        pool.shutdown();
+        try (Connection c = db.getConnection(); Statement s = c.createStatement()) {
+            s.execute("DROP TABLE " + table);
+        }
+        return total / seconds;
+    }
+}
