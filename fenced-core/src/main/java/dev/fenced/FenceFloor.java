@@ -6,7 +6,8 @@ package dev.fenced;
  * counter above it before issuing a token, so the counter never goes backwards.
  *
  * <p>Only as good as its query: fences stored in a table the floor does not read are not
- * protected from a counter reset.
+ * protected from a counter reset, and tokens issued but never written are not seen at all (the
+ * Redis store reseeds with a margin above the floor for them).
  */
 @FunctionalInterface
 public interface FenceFloor {

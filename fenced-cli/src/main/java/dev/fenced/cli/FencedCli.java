@@ -8,7 +8,7 @@ import picocli.CommandLine.Command;
 @Command(name = "fenced", mixinStandardHelpOptions = true, version = "fenced 0.1.0",
         description = "Redis leases made safe by fencing every protected write in the database.",
         subcommands = {SeedCommand.class, GatewayCommand.class, SettleCommand.class, StatusCommand.class, DemoCommand.class,
-                CompareCommand.class})
+                CompareCommand.class, ChaosCommand.class, ChaosWorkerCommand.class})
 public final class FencedCli implements Runnable {
     public static final int RUNTIME_FAILURE = 1;
     public static final int USAGE = 2;

@@ -1,6 +1,5 @@
 package dev.fenced.cli;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fenced.LeaseArguments;
 import dev.fenced.redis.RedisLeaseStore;
@@ -14,9 +13,7 @@ import java.io.InputStreamReader;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -30,7 +27,6 @@ final class SettleCommand implements Callable<Integer> {
     static final int FENCE_VIOLATION = 3;
     static final int LEASE_BUSY = 4;
     static final int LEASE_LOST = 5;
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     @Option(names = "--merchant", required = true, description = "merchant id, e.g. m_4471")
     String merchant;
@@ -131,53 +127,20 @@ final class SettleCommand implements Callable<Integer> {
         }
     }
 
-    private synchronized void print(SettlementEvent event) {
-        if (!events) {
-            return;
+    private void print(SettlementEvent event) {
+        if (events) {
+            EventLines.event(event, merchant);
         }
-        Map<String, Object> line = new LinkedHashMap<>();
-        line.put("type", event.type());
-        line.put("worker", event.worker());
-        line.put("refund", event.refundId());
-        line.put("token", event.token());
-        line.put("detail", event.detail());
-        line.put("at", event.atMillis());
-        line.put("pid", ProcessHandle.current().pid());
-        emit(line);
     }
 
     private void report(SettlementOutcome outcome) {
-        if (!events) {
-            System.out.println("settle " + merchant + ": " + outcome.result() + ", token " + outcome.token() + ", " + outcome.sent()
-                    + " sent (" + outcome.recovered() + " recovered), " + outcome.failed() + " failed"
-                    + (outcome.violation() == null ? "" : "; " + outcome.violation().getMessage())
-                    + (outcome.error() == null ? "" : "; " + outcome.error()));
+        if (events) {
+            EventLines.result(outcome, name);
             return;
         }
-        Map<String, Object> line = new LinkedHashMap<>();
-        line.put("type", "result");
-        line.put("worker", name);
-        line.put("result", outcome.result().name());
-        line.put("token", outcome.token());
-        line.put("sent", outcome.sent());
-        line.put("recovered", outcome.recovered());
-        line.put("failed", outcome.failed());
-        if (outcome.violation() != null) {
-            line.put("refusedAt", String.valueOf(outcome.violation().rowId()));
-            line.put("storedFence", outcome.violation().storedFence());
-            line.put("storedState", outcome.violation().storedState());
-        }
-        line.put("error", outcome.error());
-        line.put("at", System.currentTimeMillis());
-        emit(line);
-    }
-
-    private synchronized void emit(Map<String, Object> line) {
-        try {
-            System.out.println(JSON.writeValueAsString(line));
-            System.out.flush();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        System.out.println("settle " + merchant + ": " + outcome.result() + ", token " + outcome.token() + ", " + outcome.sent()
+                + " sent (" + outcome.recovered() + " recovered), " + outcome.failed() + " failed"
+                + (outcome.violation() == null ? "" : "; " + outcome.violation().getMessage())
+                + (outcome.error() == null ? "" : "; " + outcome.error()));
     }
 }

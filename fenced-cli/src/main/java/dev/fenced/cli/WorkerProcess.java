@@ -33,10 +33,12 @@ final class WorkerProcess implements AutoCloseable {
     private final Writer stdin;
     private final List<JsonNode> events = new CopyOnWriteArrayList<>();
     private final List<String> stderr = new CopyOnWriteArrayList<>();
+    private final java.util.function.Consumer<JsonNode> listener;
 
-    private WorkerProcess(String name, Process process) {
+    private WorkerProcess(String name, Process process, java.util.function.Consumer<JsonNode> listener) {
         this.name = name;
         this.process = process;
+        this.listener = listener;
         this.stdin = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
         Thread out = new Thread(() -> readLines(new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8)), true),
                 "worker-" + name + "-stdout");
@@ -50,6 +52,11 @@ final class WorkerProcess implements AutoCloseable {
 
     /** Starts {@code fenced <args>} in a new JVM with {@code env} added to this process's environment. */
     static WorkerProcess start(String name, List<String> args, Map<String, String> env) {
+        return start(name, args, env, event -> { });
+    }
+
+    /** As {@link #start(String, List, Map)}, also handing every event to {@code listener} as it arrives, on a reader thread. */
+    static WorkerProcess start(String name, List<String> args, Map<String, String> env, java.util.function.Consumer<JsonNode> listener) {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.add("-XX:+UseSerialGC");
@@ -61,9 +68,22 @@ final class WorkerProcess implements AutoCloseable {
         ProcessBuilder builder = new ProcessBuilder(command);
         builder.environment().putAll(env);
         try {
-            return new WorkerProcess(name, builder.start());
+            return new WorkerProcess(name, builder.start(), listener);
         } catch (IOException e) {
             throw new UncheckedIOException("could not start worker " + name, e);
+        }
+    }
+
+    boolean isAlive() {
+        return process.isAlive();
+    }
+
+    /** Closes the worker's stdin: a worker that reads its jobs from stdin then finishes and exits. */
+    void closeStdin() {
+        try {
+            stdin.close();
+        } catch (IOException ignored) {
+            // already gone
         }
     }
 
@@ -161,7 +181,9 @@ final class WorkerProcess implements AutoCloseable {
                     stderr.add(line);
                 } else if (line.startsWith("{")) {
                     try {
-                        events.add(JSON.readTree(line));
+                        JsonNode event = JSON.readTree(line);
+                        events.add(event);
+                        listener.accept(event);
                     } catch (IOException notJson) {
                         stderr.add(line);
                     }

@@ -45,6 +45,7 @@ public final class PaymentGateway implements AutoCloseable {
     private final HttpServer server;
     private final ExecutorService executor;
     private final Random faults;
+    private volatile boolean faultsEnabled = true;
 
     static {
         // Without TCP_NODELAY the JDK server's header and body writes meet the client's delayed
@@ -93,6 +94,11 @@ public final class PaymentGateway implements AutoCloseable {
 
     public String url() {
         return "http://127.0.0.1:" + port();
+    }
+
+    /** Switches the configured faults on or off at run time, e.g. off for a final drain. */
+    public void faultsEnabled(boolean enabled) {
+        this.faultsEnabled = enabled;
     }
 
     /** Every refund created so far, in order. */
@@ -145,7 +151,7 @@ public final class PaymentGateway implements AutoCloseable {
         sleep(config.latency().toMillis());
         double draw;
         synchronized (faults) {
-            draw = faults.nextDouble();
+            draw = faultsEnabled ? faults.nextDouble() : 1.0;
         }
         if (draw < config.failBefore()) {
             return new Response(503, Map.of("error", "injected fault before creating the refund"));

@@ -55,6 +55,7 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
     private final FenceFloor fenceFloor;
     private final TokenSource tokenSource;
     private final String ownerLabel;
+    private final long reseedMargin;
     private final Map<String, Long> highestTokenSeen = new ConcurrentHashMap<>();
 
     private RedisLeaseStore(Builder builder) {
@@ -62,6 +63,7 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
         this.fenceFloor = builder.fenceFloor;
         this.tokenSource = builder.tokenSource;
         this.ownerLabel = builder.ownerLabel;
+        this.reseedMargin = builder.reseedMargin;
         RedisURI redisUri = parse(builder.uri, redactedUri);
         redisUri.setTimeout(builder.commandTimeout);
         this.client = RedisClient.create(redisUri);
@@ -105,7 +107,10 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
             if (floor < 0) {
                 throw new IllegalStateException("fence floor for '" + resource + "' is negative: " + floor);
             }
-            reply = eval(RedisScripts.ACQUIRE, keys, ownerId, Long.toString(ttl.toMillis()), Long.toString(floor), hasFloor, Long.toString(seen));
+            // A resource with no stored fence starts at 1; one with fences was in use, so tokens may
+            // have been issued above its floor that no row shows yet.
+            long reseedTo = floor == 0 ? 0 : Math.addExact(floor, reseedMargin);
+            reply = eval(RedisScripts.ACQUIRE, keys, ownerId, Long.toString(ttl.toMillis()), Long.toString(reseedTo), hasFloor, Long.toString(seen));
         }
         long status = reply.get(0);
         if (status == 0) {
@@ -338,6 +343,7 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
         private TokenSource tokenSource;
         private String ownerLabel;
         private Duration commandTimeout = Duration.ofSeconds(5);
+        private long reseedMargin = 1_000_000;
         private io.lettuce.core.event.command.CommandListener commandListener;
 
         private Builder(String uri) {
@@ -347,6 +353,19 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
         /** Where to reseed a missing counter from; see {@link FenceFloor}. */
         public Builder fenceFloor(FenceFloor fenceFloor) {
             this.fenceFloor = Objects.requireNonNull(fenceFloor, "fenceFloor");
+            return this;
+        }
+
+        /**
+         * How far above a non-zero floor a lost counter is reseeded; 1,000,000 by default. A floor
+         * read from the rows cannot see tokens that were issued but never written; the margin keeps
+         * a reseeded counter above those too, as long as fewer were issued since the last write.
+         */
+        public Builder reseedMargin(long reseedMargin) {
+            if (reseedMargin < 0) {
+                throw new IllegalArgumentException("reseed margin must not be negative, got " + reseedMargin);
+            }
+            this.reseedMargin = reseedMargin;
             return this;
         }
 

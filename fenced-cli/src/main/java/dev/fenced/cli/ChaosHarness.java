@@ -1,0 +1,484 @@
+package dev.fenced.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.fenced.embedded.EmbeddedPostgresServer;
+import dev.fenced.embedded.EmbeddedRedis;
+import dev.fenced.gateway.GatewayConfig;
+import dev.fenced.gateway.GatewayRefund;
+import dev.fenced.gateway.PaymentGateway;
+import dev.fenced.settlement.RefundSeeder;
+import io.lettuce.core.RedisClient;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.Deque;
+import java.util.EnumMap;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.stream.Collectors;
+
+/**
+ * A Jepsen-style run: merchants settled by worker processes that take jobs from a queue with a
+ * visibility timeout, while faults drawn from a seeded schedule strike; then a drain without
+ * faults, and a check of exactly-once from the gateway's ledger, the database and the histories.
+ */
+final class ChaosHarness {
+    enum Fault {
+        PAUSE, KILL, REDIS_RESTART, FLUSHALL, DB_KILL, GATEWAY;
+
+        static Set<Fault> parse(List<String> names) {
+            Set<Fault> out = EnumSet.noneOf(Fault.class);
+            for (String name : names) {
+                try {
+                    out.add(Fault.valueOf(name.trim().toUpperCase(Locale.ROOT).replace('-', '_')));
+                } catch (IllegalArgumentException e) {
+                    throw new UsageException("unknown fault '" + name + "'; use pause, kill, redis-restart, flushall, db-kill, gateway");
+                }
+            }
+            return out;
+        }
+
+        String label() {
+            return name().toLowerCase(Locale.ROOT).replace('_', '-');
+        }
+    }
+
+    record Settings(int merchants, int refunds, int workers, Duration duration, Duration ttl, long seed, Set<Fault> faults,
+                    boolean fencing, boolean dbTokens, Path history) {
+    }
+
+    private static final Duration DRAIN_LIMIT = Duration.ofMinutes(3);
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final Settings settings;
+    private final PrintStream log;
+    private final Random random;
+    private final Deque<String> queue = new ArrayDeque<>();
+    private final Map<String, String> holderOfJob = new HashMap<>();
+    private final Map<String, Long> handedAt = new HashMap<>();
+    private final Set<String> done = ConcurrentHashMap.newKeySet();
+    private final Map<String, Slot> slots = new LinkedHashMap<>();
+    private final List<JsonNode> history = new CopyOnWriteArrayList<>();
+    private final Map<Fault, Integer> injected = new EnumMap<>(Fault.class);
+    private final List<JsonNode> results = new CopyOnWriteArrayList<>();
+    private int workerNumber;
+    private Map<String, String> env;
+
+    private static final class Slot {
+        final WorkerProcess process;
+        volatile boolean ready;
+        long pausedUntil;
+
+        Slot(WorkerProcess process) {
+            this.process = process;
+        }
+
+        boolean paused() {
+            return pausedUntil > 0;
+        }
+    }
+
+    ChaosHarness(Settings settings, PrintStream log) {
+        this.settings = settings;
+        this.log = log;
+        this.random = new Random(settings.seed());
+    }
+
+    private void say(String text) {
+        if (log != null) {
+            log.println("chaos: " + text);
+        }
+    }
+
+    Map<String, Object> run() throws Exception {
+        say("seed " + settings.seed() + " (replay with --seed " + settings.seed() + "), fencing " + (settings.fencing() ? "on" : "OFF"));
+        try (EmbeddedRedis redis = EmbeddedRedis.start(); EmbeddedPostgresServer postgres = EmbeddedPostgresServer.start();
+             HikariDataSource db = Connections.database(postgres.jdbcUrl(), 3);
+             PaymentGateway gateway = PaymentGateway.start(gatewayConfig())) {
+            List<String> merchants = seed(db);
+            queue.addAll(merchants);
+            env = Map.of("FENCED_REDIS_URL", redis.uri(), "FENCED_DB_URL", postgres.jdbcUrl(), "FENCED_GATEWAY_URL", gateway.url());
+            for (int i = 0; i < settings.workers(); i++) {
+                startWorker();
+            }
+            long start = System.currentTimeMillis();
+            long faultsEnd = start + settings.duration().toMillis();
+            long nextFault = start + 500;
+            while (System.currentTimeMillis() < faultsEnd) {
+                dispatch();
+                if (System.currentTimeMillis() >= nextFault) {
+                    strike(redis, postgres.jdbcUrl());
+                    nextFault = System.currentTimeMillis() + 300 + random.nextInt(900);
+                }
+                WorkerProcess.sleep(10);
+            }
+            say("faults stop; draining");
+            gateway.faultsEnabled(false);
+            for (Slot slot : slots.values()) {
+                resume(slot);
+            }
+            boolean drained = drain(db, merchants);
+            stopWorkers();
+            Map<String, Object> report = check(db, gateway.ledger(), merchants, drained);
+            report.put("seconds", (System.currentTimeMillis() - start) / 1000.0);
+            writeHistory();
+            return report;
+        }
+    }
+
+    private GatewayConfig gatewayConfig() {
+        GatewayConfig.Builder config = GatewayConfig.builder().latency(Duration.ofMillis(10)).seed(settings.seed());
+        if (settings.faults().contains(Fault.GATEWAY)) {
+            config.failBefore(0.04).failAfter(0.04).slow(0.01, Duration.ofSeconds(7)); // the client gives up after 5 s
+        }
+        return config.build();
+    }
+
+    private List<String> seed(HikariDataSource db) {
+        List<String> merchants = new ArrayList<>();
+        for (int i = 0; i < settings.merchants(); i++) {
+            String merchant = String.format("c_%03d", i);
+            RefundSeeder.seed(db, merchant, merchant + "_r", settings.refunds(),
+                    new BigDecimal("70.25").multiply(BigDecimal.valueOf(settings.refunds())), "EUR");
+            merchants.add(merchant);
+        }
+        return merchants;
+    }
+
+    private void startWorker() {
+        String name = "w" + (++workerNumber);
+        List<String> args = new ArrayList<>(List.of("chaos-worker", "--name", name, "--ttl", settings.ttl().toMillis() + "ms"));
+        if (!settings.fencing()) {
+            args.add("--no-fence");
+        }
+        if (settings.dbTokens()) {
+            args.add("--db-tokens");
+        }
+        Slot[] holder = new Slot[1];
+        WorkerProcess process = WorkerProcess.start(name, args, env, event -> onEvent(holder[0], event));
+        Slot slot = new Slot(process);
+        holder[0] = slot;
+        synchronized (this) {
+            slots.put(name, slot);
+        }
+    }
+
+    private void onEvent(Slot slot, JsonNode event) {
+        String type = event.path("type").asText();
+        if (type.equals("ready")) {
+            if (slot != null) {
+                slot.ready = true;
+            }
+            return;
+        }
+        history.add(event);
+        if (type.equals("result")) {
+            results.add(event);
+            String merchant = event.path("merchant").asText();
+            String worker = event.path("worker").asText();
+            synchronized (this) {
+                if (event.path("result").asText().equals("COMPLETED")) {
+                    done.add(merchant);
+                    queue.remove(merchant);
+                }
+                if (worker.equals(holderOfJob.get(merchant))) {
+                    holderOfJob.remove(merchant);
+                    handedAt.remove(merchant);
+                    if (!done.contains(merchant) && !queue.contains(merchant)) {
+                        queue.addLast(merchant);
+                    }
+                }
+            }
+        }
+    }
+
+    /** Hands queued jobs to idle workers, requeues jobs past their visibility timeout, replaces dead workers. */
+    private synchronized void dispatch() {
+        long now = System.currentTimeMillis();
+        long visibility = settings.ttl().toMillis() + 1_000;
+        for (Map.Entry<String, Long> job : new ArrayList<>(handedAt.entrySet())) {
+            if (now - job.getValue() > visibility && !done.contains(job.getKey()) && !queue.contains(job.getKey())) {
+                queue.addLast(job.getKey()); // the holder went silent: another worker gets the job, as a queue would do
+                handedAt.put(job.getKey(), Long.MAX_VALUE / 2);
+            }
+        }
+        for (Slot slot : new ArrayList<>(slots.values())) {
+            if (slot.paused() && now >= slot.pausedUntil) {
+                resume(slot);
+            }
+            if (!slot.process.isAlive()) {
+                slots.remove(slot.process.name());
+                startWorker();
+                continue;
+            }
+            if (slot.ready && !slot.paused() && !queue.isEmpty()) {
+                String merchant = queue.pollFirst();
+                slot.ready = false;
+                holderOfJob.put(merchant, slot.process.name());
+                handedAt.put(merchant, now);
+                try {
+                    slot.process.writeLine(merchant);
+                } catch (UncheckedIOException gone) {
+                    queue.addFirst(merchant);
+                }
+            }
+        }
+    }
+
+    private void strike(EmbeddedRedis redis, String dbUrl) {
+        List<Fault> enabled = new ArrayList<>(settings.faults());
+        enabled.remove(Fault.GATEWAY); // gateway faults run all along, drawn per request
+        if (enabled.isEmpty()) {
+            return;
+        }
+        Fault fault = enabled.get(random.nextInt(enabled.size()));
+        List<Slot> live;
+        synchronized (this) {
+            live = slots.values().stream().filter(s -> s.process.isAlive() && !s.paused()).toList();
+        }
+        switch (fault) {
+            case PAUSE -> {
+                if (live.isEmpty()) {
+                    return;
+                }
+                Slot slot = live.get(random.nextInt(live.size()));
+                slot.process.signal("STOP");
+                slot.pausedUntil = System.currentTimeMillis() + (long) (settings.ttl().toMillis() * (1.2 + random.nextDouble() * 1.3));
+            }
+            case KILL -> {
+                if (live.isEmpty()) {
+                    return;
+                }
+                live.get(random.nextInt(live.size())).process.signal("KILL");
+            }
+            case REDIS_RESTART -> redis.restart();
+            case FLUSHALL -> {
+                try (RedisClient client = RedisClient.create(redis.uri()); var connection = client.connect()) {
+                    connection.sync().flushall();
+                }
+            }
+            case DB_KILL -> terminateBackends(dbUrl);
+            default -> throw new IllegalStateException("unhandled fault " + fault);
+        }
+        injected.merge(fault, 1, Integer::sum);
+    }
+
+    private static void terminateBackends(String dbUrl) {
+        try (Connection c = java.sql.DriverManager.getConnection(dbUrl); Statement s = c.createStatement()) {
+            s.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid()"
+                    + " AND datname = current_database() AND backend_type = 'client backend'");
+        } catch (SQLException e) {
+            throw new IllegalStateException("could not terminate database connections: " + e.getMessage(), e);
+        }
+    }
+
+    private void resume(Slot slot) {
+        if (slot.paused()) {
+            slot.pausedUntil = 0;
+            if (slot.process.isAlive()) {
+                slot.process.signal("CONT");
+            }
+            injected.merge(Fault.PAUSE, 0, Integer::sum);
+        }
+    }
+
+    /** Without faults: retries failed refunds and requeues every merchant not fully sent, until all are. */
+    private boolean drain(HikariDataSource db, List<String> merchants) throws SQLException {
+        long deadline = System.currentTimeMillis() + DRAIN_LIMIT.toMillis();
+        long nextCheck = 0;
+        while (System.currentTimeMillis() < deadline) {
+            dispatch();
+            if (System.currentTimeMillis() >= nextCheck) {
+                nextCheck = System.currentTimeMillis() + 1_000;
+                Map<String, Long> unsent = unsentByMerchant(db);
+                if (unsent.isEmpty()) {
+                    return true;
+                }
+                synchronized (this) {
+                    if (queue.isEmpty() && holderOfJob.isEmpty()) {
+                        retryFailed(db);
+                        for (String merchant : unsent.keySet()) {
+                            done.remove(merchant);
+                            queue.addLast(merchant);
+                        }
+                    }
+                }
+            }
+            WorkerProcess.sleep(10);
+        }
+        return unsentByMerchant(db).isEmpty();
+    }
+
+    /** The operator's retry of refunds the gateway kept refusing: same idempotency key, so never a duplicate. */
+    private static void retryFailed(HikariDataSource db) throws SQLException {
+        try (Connection c = db.getConnection(); Statement s = c.createStatement()) {
+            s.executeUpdate("UPDATE refund SET state = 'pending', failure_reason = NULL WHERE state = 'failed' AND merchant LIKE 'c\\_%'");
+        }
+    }
+
+    private static Map<String, Long> unsentByMerchant(HikariDataSource db) throws SQLException {
+        Map<String, Long> out = new LinkedHashMap<>();
+        try (Connection c = db.getConnection(); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT merchant, COUNT(*) FROM refund WHERE state <> 'sent' AND merchant LIKE 'c\\_%' GROUP BY merchant")) {
+            while (rs.next()) {
+                out.put(rs.getString(1), rs.getLong(2));
+            }
+        }
+        return out;
+    }
+
+    private void stopWorkers() {
+        for (Slot slot : slots.values()) {
+            slot.process.closeStdin();
+        }
+        for (Slot slot : slots.values()) {
+            try {
+                slot.process.awaitExit(Duration.ofSeconds(20));
+            } catch (IllegalStateException stuck) {
+                slot.process.close();
+            }
+        }
+    }
+
+    private record Row(String id, String merchant, BigDecimal amount, String state, long fence) {
+    }
+
+    private Map<String, Object> check(HikariDataSource db, List<GatewayRefund> ledger, List<String> merchants, boolean drained)
+            throws SQLException {
+        Map<String, Row> rows = new HashMap<>();
+        try (Connection c = db.getConnection(); PreparedStatement s = c.prepareStatement(
+                "SELECT id, merchant, amount, state, fence FROM refund WHERE merchant LIKE 'c\\_%'");
+             ResultSet rs = s.executeQuery()) {
+            while (rs.next()) {
+                rows.put(rs.getString(1), new Row(rs.getString(1), rs.getString(2), rs.getBigDecimal(3), rs.getString(4), rs.getLong(5)));
+            }
+        }
+        Map<String, List<GatewayRefund>> byReference = ledger.stream().collect(Collectors.groupingBy(GatewayRefund::reference));
+        long duplicates = byReference.values().stream().mapToLong(l -> l.size() - 1).sum();
+        long wrongAmount = ledger.stream().filter(r -> rows.get(r.reference()) == null
+                || rows.get(r.reference()).amount().compareTo(r.amount()) != 0).count();
+        long missingAtGateway = rows.keySet().stream().filter(id -> !byReference.containsKey(id)).count();
+        long notSent = rows.values().stream().filter(r -> !r.state().equals("sent")).count();
+
+        Map<String, List<JsonNode>> confirms = history.stream().filter(e -> e.path("type").asText().equals("confirmed"))
+                .collect(Collectors.groupingBy(e -> e.path("refund").asText()));
+        long confirmedTwice = confirms.values().stream().filter(l -> l.size() > 1).count();
+        long confirmedByAnotherToken = confirms.entrySet().stream().filter(e -> {
+            Row row = rows.get(e.getKey());
+            return row != null && e.getValue().stream().anyMatch(c -> c.path("token").asLong() != row.fence());
+        }).count();
+
+        long tokenOrder = 0;
+        Map<String, List<JsonNode>> grants = history.stream().filter(e -> e.path("type").asText().equals("acquired"))
+                .collect(Collectors.groupingBy(e -> e.path("merchant").asText()));
+        for (List<JsonNode> list : grants.values()) {
+            List<JsonNode> ordered = new ArrayList<>(list);
+            ordered.sort(Comparator.comparingLong(e -> e.path("at").asLong()));
+            for (int i = 1; i < ordered.size(); i++) {
+                if (ordered.get(i).path("at").asLong() > ordered.get(i - 1).path("at").asLong()
+                        && ordered.get(i).path("token").asLong() <= ordered.get(i - 1).path("token").asLong()) {
+                    tokenOrder++;
+                }
+            }
+        }
+        long violations = duplicates + wrongAmount + missingAtGateway + notSent + confirmedTwice + confirmedByAnotherToken + tokenOrder;
+
+        Map<String, Object> checks = new LinkedHashMap<>();
+        checks.put("refunds created more than once at the gateway", duplicates);
+        checks.put("gateway refunds with a wrong amount or unknown reference", wrongAmount);
+        checks.put("refunds never created at the gateway", missingAtGateway);
+        checks.put("refunds not sent after the drain", notSent);
+        checks.put("refunds confirmed more than once", confirmedTwice);
+        checks.put("refunds confirmed by a token other than the row's", confirmedByAnotherToken);
+        checks.put("grants whose token did not increase", tokenOrder);
+
+        Map<String, Object> operations = new LinkedHashMap<>();
+        for (String type : List.of("acquired", "busy", "claimed", "gateway", "confirmed", "violation", "failed", "lease-lost", "error")) {
+            operations.put(type, history.stream().filter(e -> e.path("type").asText().equals(type)).count());
+        }
+        Map<String, Object> faults = new LinkedHashMap<>();
+        for (Fault fault : Fault.values()) {
+            if (settings.faults().contains(fault)) {
+                faults.put(fault.label(), fault == Fault.GATEWAY ? "per request: 4% before, 4% after, 1% slow" : injected.getOrDefault(fault, 0));
+            }
+        }
+        Map<String, Object> report = new LinkedHashMap<>();
+        report.put("seed", settings.seed());
+        report.put("fencing", settings.fencing());
+        report.put("tokens", settings.dbTokens() ? "database" : "redis");
+        report.put("merchants", merchants.size());
+        report.put("refunds", rows.size());
+        report.put("workers", settings.workers());
+        report.put("workerProcessesStarted", workerNumber);
+        report.put("gatewayRefunds", ledger.size());
+        report.put("drained", drained);
+        report.put("faults", faults);
+        report.put("operations", operations);
+        report.put("checks", checks);
+        report.put("violations", violations);
+        report.put("verdict", verdict(violations));
+        return report;
+    }
+
+    private String verdict(long violations) {
+        if (settings.fencing()) {
+            return violations == 0 ? "exactly once: no violation" : violations + " VIOLATIONS";
+        }
+        return violations > 0 ? "negative control: " + violations + " violations without the fence, as it must"
+                : "negative control found no violation: this scenario proved nothing; run longer or with more pauses";
+    }
+
+    private void writeHistory() {
+        if (settings.history() == null) {
+            return;
+        }
+        try {
+            List<String> lines = new ArrayList<>();
+            for (JsonNode event : history) {
+                lines.add(JSON.writeValueAsString(event));
+            }
+            Files.write(settings.history(), lines, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not write the history to " + settings.history(), e);
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    static String table(Map<String, Object> report) {
+        StringBuilder out = new StringBuilder();
+        out.append(String.format("fenced chaos: seed %s, fencing %s, tokens from %s, %s merchants, %s refunds, %s workers (%s processes started), %.0f s%n%n",
+                report.get("seed"), (Boolean) report.get("fencing") ? "on" : "OFF", report.get("tokens"), report.get("merchants"),
+                report.get("refunds"), report.get("workers"), report.get("workerProcessesStarted"), report.get("seconds")));
+        out.append(String.format("%-16s %s%n", "fault", "injected"));
+        ((Map<String, Object>) report.get("faults")).forEach((k, v) -> out.append(String.format("%-16s %s%n", k, v)));
+        out.append(String.format("%n%-16s %s%n", "operation", "count"));
+        ((Map<String, Object>) report.get("operations")).forEach((k, v) -> out.append(String.format("%-16s %s%n", k, v)));
+        out.append(String.format("%n%-58s %s%n", "check", "violations"));
+        ((Map<String, Object>) report.get("checks")).forEach((k, v) -> out.append(String.format("%-58s %s%n", k, v)));
+        out.append(String.format("%n%s%n", report.get("verdict")));
+        return out.toString();
+    }
+}

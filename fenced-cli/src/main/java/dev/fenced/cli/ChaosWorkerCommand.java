@@ -1,0 +1,67 @@
+package dev.fenced.cli;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.fenced.jdbc.JdbcTokenSource;
+import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.settlement.SettlementOutcome;
+import dev.fenced.settlement.SettlementWorker;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/** A long-lived worker for {@code fenced chaos}: settles each merchant id read from stdin, until stdin closes. */
+@Command(name = "chaos-worker", hidden = true, description = "Settle the merchants named on stdin, one per line; for fenced chaos.")
+final class ChaosWorkerCommand implements Callable<Integer> {
+    @Option(names = "--name", required = true)
+    String name;
+
+    @Option(names = "--ttl", defaultValue = "2s", converter = DurationConverter.class)
+    Duration ttl;
+
+    @Option(names = "--concurrency", defaultValue = "2")
+    int concurrency;
+
+    @Option(names = "--no-fence")
+    boolean noFence;
+
+    @Option(names = "--db-tokens", description = "issue tokens from the database counter table; Redis keeps only the lease")
+    boolean dbTokens;
+
+    @Mixin
+    Connections connections;
+
+    @Override
+    public Integer call() throws Exception {
+        String redisUrl = Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL");
+        String dbUrl = Connections.require(connections.dbUrl, "--db-url", "FENCED_DB_URL");
+        String gatewayUrl = Connections.require(connections.gatewayUrl, "--gateway-url", "FENCED_GATEWAY_URL");
+        BufferedReader jobs = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        try (HikariDataSource db = Connections.database(dbUrl, concurrency + 2);
+             RedisLeaseStore leases = dbTokens
+                     ? RedisLeaseStore.builder(redisUrl).ownerLabel("chaos-" + name).tokenSource(JdbcTokenSource.of(db)).build()
+                     : Connections.leases(redisUrl, db, "chaos-" + name)) {
+            String merchant;
+            EventLines.emit(Map.of("type", "ready", "worker", name, "at", System.currentTimeMillis()));
+            while ((merchant = jobs.readLine()) != null) {
+                String job = merchant.trim();
+                SettlementOutcome outcome;
+                try {
+                    outcome = SettlementWorker.builder().leaseStore(leases).dataSource(db).gateway(Connections.gateway(gatewayUrl))
+                            .ttl(ttl).concurrency(concurrency).fencing(!noFence).name(name)
+                            .listener(event -> EventLines.event(event, job)).build().settle(job);
+                } catch (RuntimeException e) {
+                    outcome = new SettlementOutcome(SettlementOutcome.Result.FAILED, job, 0, 0, 0, 0, null, e.getMessage());
+                }
+                EventLines.result(outcome, name);
+                EventLines.emit(Map.of("type", "ready", "worker", name, "at", System.currentTimeMillis()));
+            }
+        }
+        return 0;
+    }
+}
