@@ -268,7 +268,7 @@ final class Scenario {
         List<JsonNode> staleWrites = a.events().stream()
                 .filter(e -> (type(e, "claimed") || type(e, "confirmed")) && e.get("at").asLong() > bAcquiredAt)
                 .toList();
-        Map<String, Long> rows = rowsByState(db);
+        Map<String, Long> rows = rowsByState(db, MERCHANT);
         long notSent = rows.entrySet().stream().filter(e -> !e.getKey().equals("sent")).mapToLong(Map.Entry::getValue).sum();
         long missingAtGateway = story.refunds() - unique;
         long settledAt = rows.getOrDefault("sent", 0L) == story.refunds()
@@ -389,11 +389,12 @@ final class Scenario {
         return out;
     }
 
-    private static Map<String, Long> rowsByState(HikariDataSource db) {
+    /** The merchant's refunds counted by state. */
+    static Map<String, Long> rowsByState(javax.sql.DataSource db, String merchant) {
         Map<String, Long> out = new TreeMap<>();
         try (Connection c = db.getConnection();
              PreparedStatement s = c.prepareStatement("SELECT state, COUNT(*) FROM refund WHERE merchant = ? GROUP BY state")) {
-            s.setString(1, MERCHANT);
+            s.setString(1, merchant);
             try (ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
                     out.put(rs.getString(1), rs.getLong(2));

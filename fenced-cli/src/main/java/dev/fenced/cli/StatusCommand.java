@@ -14,7 +14,6 @@ import java.sql.SQLException;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -63,16 +62,8 @@ final class StatusCommand implements Callable<Integer> {
 
     private Map<String, Object> rows(HikariDataSource db) throws SQLException {
         Map<String, Object> out = new LinkedHashMap<>();
-        Map<String, Long> byState = new TreeMap<>();
+        Map<String, Long> byState = Scenario.rowsByState(db, merchant);
         try (Connection c = db.getConnection()) {
-            try (PreparedStatement s = c.prepareStatement("SELECT state, COUNT(*) FROM refund WHERE merchant = ? GROUP BY state")) {
-                s.setString(1, merchant);
-                try (ResultSet rs = s.executeQuery()) {
-                    while (rs.next()) {
-                        byState.put(rs.getString(1), rs.getLong(2));
-                    }
-                }
-            }
             try (PreparedStatement s = c.prepareStatement("SELECT COALESCE(MAX(fence), 0), COALESCE(SUM(amount), 0) FROM refund WHERE merchant = ?")) {
                 s.setString(1, merchant);
                 try (ResultSet rs = s.executeQuery()) {

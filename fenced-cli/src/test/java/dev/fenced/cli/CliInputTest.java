@@ -32,6 +32,35 @@ class CliInputTest {
         }
     }
 
+    private static String stdout(String... args) {
+        PrintStream original = System.out;
+        ByteArrayOutputStream captured = new ByteArrayOutputStream();
+        System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
+        try {
+            assertThat(FencedCli.run(args)).isZero();
+            return captured.toString(StandardCharsets.UTF_8);
+        } finally {
+            System.setOut(original);
+        }
+    }
+
+    @Test
+    void seedThenStatusAndASecondSeedOfTheSameMerchantWritesNothing() throws Exception {
+        String merchant = "m_" + java.util.UUID.randomUUID().toString().substring(0, 8);
+        String db = dev.fenced.testing.TestDatabases.postgresUrl();
+        String redis = dev.fenced.testing.TestRedis.uri();
+        assertThat(stdout("seed", "--merchant", merchant, "--refunds", "12", "--total", "843.00", "--id-prefix", merchant + "_r",
+                "--db-url", db)).contains("seeded " + merchant + ": 12 refunds, 843.00 EUR");
+        assertOneLine(run("seed", "--merchant", merchant, "--refunds", "5", "--total", "10", "--id-prefix", merchant + "_x",
+                "--db-url", db), 2, "already has 12 refunds");
+        com.fasterxml.jackson.databind.JsonNode status = new com.fasterxml.jackson.databind.ObjectMapper().readTree(
+                stdout("status", "--merchant", merchant, "--json", "--db-url", db, "--redis-url", redis));
+        assertThat(status.get("rowsByState").get("pending").asInt()).isEqualTo(12);
+        assertThat(status.get("totalAmount").asText()).isEqualTo("843.00");
+        assertThat(status.get("highestFence").asLong()).isZero();
+        assertThat(status.get("leaseHolder").isNull()).isTrue();
+    }
+
     private static void assertOneLine(Run run, int exit, String contains) {
         assertThat(run.exit()).as(run.stderr()).isEqualTo(exit);
         assertThat(run.stderr().strip().lines().count()).as(run.stderr()).isEqualTo(1);
