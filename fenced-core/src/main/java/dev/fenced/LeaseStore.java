@@ -27,4 +27,13 @@ public interface LeaseStore {
      * @throws StoreUnavailableException when the store cannot be reached
      */
     Optional<Lease> tryAcquire(String resource, Duration ttl);
+
+    /**
+     * Tells the store that a fence at least this high is already stored for the resource, as a
+     * refused write reveals. A store whose counter fell behind (a failover to a lagging replica, a
+     * reset) raises it, so the next holder's token is above the fence instead of being refused
+     * again and again. Never lowers anything; stores with a durable counter may ignore it.
+     */
+    default void observeStoredFence(String resource, long storedFence) {
+    }
 }

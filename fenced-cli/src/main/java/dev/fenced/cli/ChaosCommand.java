@@ -15,17 +15,23 @@ import picocli.CommandLine.Option;
 @Command(name = "chaos", mixinStandardHelpOptions = true,
         description = {"Settle many merchants with several worker processes while faults strike on a seeded schedule,",
                 "then check exactly-once from the gateway's ledger, the database and every worker's history.",
-                "Runs on an embedded redis-server and PostgreSQL it can restart and kill connections on.",
+                "Runs on embedded servers it can break: a Redis primary, replica and Sentinel, and a PostgreSQL.",
                 "Exit code 1 on any violation; with --no-fence, a run that finds none says it proved nothing."})
 final class ChaosCommand implements Callable<Integer> {
     @Option(names = "--merchants", defaultValue = "20", description = "(default ${DEFAULT-VALUE})")
     int merchants;
 
-    @Option(names = "--refunds", defaultValue = "50", description = "refunds per merchant (default ${DEFAULT-VALUE})")
+    @Option(names = "--refunds", defaultValue = "100", description = "refunds per merchant (default ${DEFAULT-VALUE})")
     int refunds;
 
     @Option(names = "--workers", defaultValue = "4", description = "worker processes (default ${DEFAULT-VALUE})")
     int workers;
+
+    @Option(names = "--concurrency", defaultValue = "2", description = "refunds in flight per worker (default ${DEFAULT-VALUE})")
+    int concurrency;
+
+    @Option(names = "--gateway-latency", defaultValue = "50ms", converter = DurationConverter.class, description = "(default ${DEFAULT-VALUE})")
+    Duration gatewayLatency;
 
     @Option(names = "--duration", defaultValue = "60s", converter = DurationConverter.class, description = "how long faults strike (default ${DEFAULT-VALUE})")
     Duration duration;
@@ -36,7 +42,7 @@ final class ChaosCommand implements Callable<Integer> {
     @Option(names = "--seed", description = "seed of the fault schedule (default: random, printed)")
     Long seed;
 
-    @Option(names = "--faults", split = ",", description = "of: pause, kill, redis-restart, flushall, db-kill, gateway (default: all)")
+    @Option(names = "--faults", split = ",", description = "of: pause, kill, redis-restart, flushall, failover, db-kill, gateway (default: all)")
     List<String> faults;
 
     @Option(names = "--no-fence", description = "the negative control: the same run with fencing off must report violations")
@@ -53,14 +59,15 @@ final class ChaosCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (merchants < 1 || merchants > 1000 || refunds < 1 || refunds > 10_000 || workers < 1 || workers > 32) {
-            throw new UsageException("--merchants 1..1000, --refunds 1..10000 and --workers 1..32, got "
-                    + merchants + ", " + refunds + ", " + workers);
+        if (merchants < 1 || merchants > 1000 || refunds < 1 || refunds > 10_000 || workers < 1 || workers > 32
+                || concurrency < 1 || concurrency > 64) {
+            throw new UsageException("--merchants 1..1000, --refunds 1..10000, --workers 1..32 and --concurrency 1..64, got "
+                    + merchants + ", " + refunds + ", " + workers + ", " + concurrency);
         }
         Set<ChaosHarness.Fault> enabled = faults == null || faults.isEmpty() ? EnumSet.allOf(ChaosHarness.Fault.class)
                 : ChaosHarness.Fault.parse(faults);
         long chosenSeed = seed != null ? seed : new java.security.SecureRandom().nextLong();
-        ChaosHarness harness = new ChaosHarness(new ChaosHarness.Settings(merchants, refunds, workers, duration, ttl, chosenSeed,
+        ChaosHarness harness = new ChaosHarness(new ChaosHarness.Settings(merchants, refunds, workers, concurrency, gatewayLatency, duration, ttl, chosenSeed,
                 enabled, !noFence, dbTokens, history), json ? null : System.err);
         Map<String, Object> report = harness.run();
         if (json) {

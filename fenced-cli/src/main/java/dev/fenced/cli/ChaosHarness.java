@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fenced.embedded.EmbeddedPostgresServer;
-import dev.fenced.embedded.EmbeddedRedis;
+import dev.fenced.embedded.EmbeddedRedisFailoverGroup;
 import dev.fenced.gateway.GatewayConfig;
 import dev.fenced.gateway.GatewayRefund;
 import dev.fenced.gateway.PaymentGateway;
@@ -47,7 +47,7 @@ import java.util.stream.Collectors;
  */
 final class ChaosHarness {
     enum Fault {
-        PAUSE, KILL, REDIS_RESTART, FLUSHALL, DB_KILL, GATEWAY;
+        PAUSE, KILL, REDIS_RESTART, FLUSHALL, FAILOVER, DB_KILL, GATEWAY;
 
         static Set<Fault> parse(List<String> names) {
             Set<Fault> out = EnumSet.noneOf(Fault.class);
@@ -55,7 +55,7 @@ final class ChaosHarness {
                 try {
                     out.add(Fault.valueOf(name.trim().toUpperCase(Locale.ROOT).replace('-', '_')));
                 } catch (IllegalArgumentException e) {
-                    throw new UsageException("unknown fault '" + name + "'; use pause, kill, redis-restart, flushall, db-kill, gateway");
+                    throw new UsageException("unknown fault '" + name + "'; use pause, kill, redis-restart, flushall, failover, db-kill, gateway");
                 }
             }
             return out;
@@ -66,8 +66,8 @@ final class ChaosHarness {
         }
     }
 
-    record Settings(int merchants, int refunds, int workers, Duration duration, Duration ttl, long seed, Set<Fault> faults,
-                    boolean fencing, boolean dbTokens, Path history) {
+    record Settings(int merchants, int refunds, int workers, int concurrency, Duration gatewayLatency, Duration duration,
+                    Duration ttl, long seed, Set<Fault> faults, boolean fencing, boolean dbTokens, Path history) {
     }
 
     private static final Duration DRAIN_LIMIT = Duration.ofMinutes(3);
@@ -89,7 +89,7 @@ final class ChaosHarness {
 
     private static final class Slot {
         final WorkerProcess process;
-        volatile boolean ready;
+        final java.util.concurrent.atomic.AtomicInteger capacity = new java.util.concurrent.atomic.AtomicInteger();
         long pausedUntil;
 
         Slot(WorkerProcess process) {
@@ -115,12 +115,12 @@ final class ChaosHarness {
 
     Map<String, Object> run() throws Exception {
         say("seed " + settings.seed() + " (replay with --seed " + settings.seed() + "), fencing " + (settings.fencing() ? "on" : "OFF"));
-        try (EmbeddedRedis redis = EmbeddedRedis.start(); EmbeddedPostgresServer postgres = EmbeddedPostgresServer.start();
+        try (EmbeddedRedisFailoverGroup redis = EmbeddedRedisFailoverGroup.start(); EmbeddedPostgresServer postgres = EmbeddedPostgresServer.start();
              HikariDataSource db = Connections.database(postgres.jdbcUrl(), 3);
              PaymentGateway gateway = PaymentGateway.start(gatewayConfig())) {
             List<String> merchants = seed(db);
             queue.addAll(merchants);
-            env = Map.of("FENCED_REDIS_URL", redis.uri(), "FENCED_DB_URL", postgres.jdbcUrl(), "FENCED_GATEWAY_URL", gateway.url());
+            env = Map.of("FENCED_REDIS_URL", redis.sentinelUri(), "FENCED_DB_URL", postgres.jdbcUrl(), "FENCED_GATEWAY_URL", gateway.url());
             for (int i = 0; i < settings.workers(); i++) {
                 startWorker();
             }
@@ -129,6 +129,7 @@ final class ChaosHarness {
             long nextFault = start + 500;
             while (System.currentTimeMillis() < faultsEnd) {
                 dispatch();
+                restartStoppedNode(redis, false);
                 if (System.currentTimeMillis() >= nextFault) {
                     strike(redis, postgres.jdbcUrl());
                     nextFault = System.currentTimeMillis() + 300 + random.nextInt(900);
@@ -136,6 +137,7 @@ final class ChaosHarness {
                 WorkerProcess.sleep(10);
             }
             say("faults stop; draining");
+            restartStoppedNode(redis, true);
             gateway.faultsEnabled(false);
             for (Slot slot : slots.values()) {
                 resume(slot);
@@ -150,7 +152,7 @@ final class ChaosHarness {
     }
 
     private GatewayConfig gatewayConfig() {
-        GatewayConfig.Builder config = GatewayConfig.builder().latency(Duration.ofMillis(10)).seed(settings.seed());
+        GatewayConfig.Builder config = GatewayConfig.builder().latency(settings.gatewayLatency()).seed(settings.seed());
         if (settings.faults().contains(Fault.GATEWAY)) {
             config.failBefore(0.04).failAfter(0.04).slow(0.01, Duration.ofSeconds(7)); // the client gives up after 5 s
         }
@@ -170,7 +172,8 @@ final class ChaosHarness {
 
     private void startWorker() {
         String name = "w" + (++workerNumber);
-        List<String> args = new ArrayList<>(List.of("chaos-worker", "--name", name, "--ttl", settings.ttl().toMillis() + "ms"));
+        List<String> args = new ArrayList<>(List.of("chaos-worker", "--name", name, "--ttl", settings.ttl().toMillis() + "ms", "--jobs", "3",
+                "--concurrency", Integer.toString(settings.concurrency())));
         if (!settings.fencing()) {
             args.add("--no-fence");
         }
@@ -190,11 +193,17 @@ final class ChaosHarness {
         String type = event.path("type").asText();
         if (type.equals("ready")) {
             if (slot != null) {
-                slot.ready = true;
+                slot.capacity.incrementAndGet();
             }
             return;
         }
         history.add(event);
+        synchronized (this) {
+            String merchant = event.path("merchant").asText();
+            if (event.path("worker").asText().equals(holderOfJob.get(merchant))) {
+                handedAt.put(merchant, System.currentTimeMillis()); // progress extends the job's visibility timeout
+            }
+        }
         if (type.equals("result")) {
             results.add(event);
             String merchant = event.path("merchant").asText();
@@ -218,7 +227,7 @@ final class ChaosHarness {
     /** Hands queued jobs to idle workers, requeues jobs past their visibility timeout, replaces dead workers. */
     private synchronized void dispatch() {
         long now = System.currentTimeMillis();
-        long visibility = settings.ttl().toMillis() + 1_000;
+        long visibility = settings.ttl().toMillis(); // a holder silent for one TTL has lost its job
         for (Map.Entry<String, Long> job : new ArrayList<>(handedAt.entrySet())) {
             if (now - job.getValue() > visibility && !done.contains(job.getKey()) && !queue.contains(job.getKey())) {
                 queue.addLast(job.getKey()); // the holder went silent: another worker gets the job, as a queue would do
@@ -234,21 +243,40 @@ final class ChaosHarness {
                 startWorker();
                 continue;
             }
-            if (slot.ready && !slot.paused() && !queue.isEmpty()) {
+            while (slot.capacity.get() > 0 && !slot.paused() && !queue.isEmpty()) {
                 String merchant = queue.pollFirst();
-                slot.ready = false;
+                slot.capacity.decrementAndGet();
                 holderOfJob.put(merchant, slot.process.name());
                 handedAt.put(merchant, now);
                 try {
                     slot.process.writeLine(merchant);
                 } catch (UncheckedIOException gone) {
                     queue.addFirst(merchant);
+                    break;
                 }
             }
         }
     }
 
-    private void strike(EmbeddedRedis redis, String dbUrl) {
+    private int stoppedPort;
+    private long restartStoppedAt;
+
+    /** Brings back the primary a failover took down, empty: the Sentinel makes it a replica. */
+    private void restartStoppedNode(EmbeddedRedisFailoverGroup redis, boolean now) {
+        if (stoppedPort != 0 && (now || System.currentTimeMillis() >= restartStoppedAt)) {
+            redis.startNode(stoppedPort);
+            stoppedPort = 0;
+        }
+    }
+
+    private static int primaryPort(EmbeddedRedisFailoverGroup redis) {
+        try (RedisClient client = RedisClient.create("redis://127.0.0.1:" + redis.sentinelPort());
+             var sentinel = client.connectSentinel()) {
+            return ((java.net.InetSocketAddress) sentinel.sync().getMasterAddrByName(EmbeddedRedisFailoverGroup.MASTER_NAME)).getPort();
+        }
+    }
+
+    private void strike(EmbeddedRedisFailoverGroup redis, String dbUrl) {
         List<Fault> enabled = new ArrayList<>(settings.faults());
         enabled.remove(Fault.GATEWAY); // gateway faults run all along, drawn per request
         if (enabled.isEmpty()) {
@@ -258,6 +286,10 @@ final class ChaosHarness {
         List<Slot> live;
         synchronized (this) {
             live = slots.values().stream().filter(s -> s.process.isAlive() && !s.paused()).toList();
+            List<Slot> busy = live.stream().filter(s -> holderOfJob.containsValue(s.process.name())).toList();
+            if (!busy.isEmpty()) {
+                live = busy; // a fault on a worker holding a job is the one that can do harm
+            }
         }
         switch (fault) {
             case PAUSE -> {
@@ -266,7 +298,7 @@ final class ChaosHarness {
                 }
                 Slot slot = live.get(random.nextInt(live.size()));
                 slot.process.signal("STOP");
-                slot.pausedUntil = System.currentTimeMillis() + (long) (settings.ttl().toMillis() * (1.2 + random.nextDouble() * 1.3));
+                slot.pausedUntil = System.currentTimeMillis() + (long) (settings.ttl().toMillis() * (1.5 + random.nextDouble() * 2));
             }
             case KILL -> {
                 if (live.isEmpty()) {
@@ -274,10 +306,22 @@ final class ChaosHarness {
                 }
                 live.get(random.nextInt(live.size())).process.signal("KILL");
             }
-            case REDIS_RESTART -> redis.restart();
-            case FLUSHALL -> {
-                try (RedisClient client = RedisClient.create(redis.uri()); var connection = client.connect()) {
-                    connection.sync().flushall();
+            case REDIS_RESTART, FLUSHALL, FAILOVER -> {
+                if (stoppedPort != 0) {
+                    return; // a failover is under way: one Redis fault at a time
+                }
+                int primary = primaryPort(redis);
+                if (fault == Fault.FLUSHALL) {
+                    try (RedisClient client = RedisClient.create("redis://127.0.0.1:" + primary); var connection = client.connect()) {
+                        connection.sync().flushall();
+                    }
+                } else if (fault == Fault.REDIS_RESTART) {
+                    redis.stopNode(primary);
+                    redis.startNode(primary); // back before the Sentinel notices: empty, and the replica resyncs from it
+                } else {
+                    redis.stopNode(primary); // the Sentinel promotes the replica after about a second
+                    stoppedPort = primary;
+                    restartStoppedAt = System.currentTimeMillis() + 5_000;
                 }
             }
             case DB_KILL -> terminateBackends(dbUrl);
@@ -404,7 +448,12 @@ final class ChaosHarness {
                 }
             }
         }
-        long violations = duplicates + wrongAmount + missingAtGateway + notSent + confirmedTwice + confirmedByAnotherToken + tokenOrder;
+        // Redis-issued tokens can repeat after Redis loses data (a lagging replica promoted, a restart);
+        // the fence still holds, and database-issued tokens are the cure: counted as violations only there.
+        boolean redisDataLost = !settings.dbTokens() && (injected.getOrDefault(Fault.FAILOVER, 0) + injected.getOrDefault(Fault.REDIS_RESTART, 0)
+                + injected.getOrDefault(Fault.FLUSHALL, 0)) > 0;
+        long violations = duplicates + wrongAmount + missingAtGateway + notSent + confirmedTwice + confirmedByAnotherToken
+                + (redisDataLost ? 0 : tokenOrder);
 
         Map<String, Object> checks = new LinkedHashMap<>();
         checks.put("refunds created more than once at the gateway", duplicates);
@@ -413,7 +462,8 @@ final class ChaosHarness {
         checks.put("refunds not sent after the drain", notSent);
         checks.put("refunds confirmed more than once", confirmedTwice);
         checks.put("refunds confirmed by a token other than the row's", confirmedByAnotherToken);
-        checks.put("grants whose token did not increase", tokenOrder);
+        checks.put(redisDataLost ? "grants whose token did not increase (Redis lost data: noted, not a violation)"
+                : "grants whose token did not increase", tokenOrder);
 
         Map<String, Object> operations = new LinkedHashMap<>();
         for (String type : List.of("acquired", "busy", "claimed", "gateway", "confirmed", "violation", "failed", "lease-lost", "error")) {
@@ -432,6 +482,8 @@ final class ChaosHarness {
         report.put("merchants", merchants.size());
         report.put("refunds", rows.size());
         report.put("workers", settings.workers());
+        report.put("concurrency", settings.concurrency());
+        report.put("gatewayLatencyMs", settings.gatewayLatency().toMillis());
         report.put("workerProcessesStarted", workerNumber);
         report.put("gatewayRefunds", ledger.size());
         report.put("drained", drained);
@@ -476,8 +528,8 @@ final class ChaosHarness {
         ((Map<String, Object>) report.get("faults")).forEach((k, v) -> out.append(String.format("%-16s %s%n", k, v)));
         out.append(String.format("%n%-16s %s%n", "operation", "count"));
         ((Map<String, Object>) report.get("operations")).forEach((k, v) -> out.append(String.format("%-16s %s%n", k, v)));
-        out.append(String.format("%n%-58s %s%n", "check", "violations"));
-        ((Map<String, Object>) report.get("checks")).forEach((k, v) -> out.append(String.format("%-58s %s%n", k, v)));
+        out.append(String.format("%n%-75s %s%n", "check", "violations"));
+        ((Map<String, Object>) report.get("checks")).forEach((k, v) -> out.append(String.format("%-75s %s%n", k, v)));
         out.append(String.format("%n%s%n", report.get("verdict")));
         return out.toString();
     }

@@ -11,6 +11,9 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -27,6 +30,9 @@ final class ChaosWorkerCommand implements Callable<Integer> {
     @Option(names = "--concurrency", defaultValue = "2")
     int concurrency;
 
+    @Option(names = "--jobs", defaultValue = "2", description = "merchants settled at once, as a queue consumer with several messages in flight")
+    int jobs;
+
     @Option(names = "--no-fence")
     boolean noFence;
 
@@ -41,27 +47,39 @@ final class ChaosWorkerCommand implements Callable<Integer> {
         String redisUrl = Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL");
         String dbUrl = Connections.require(connections.dbUrl, "--db-url", "FENCED_DB_URL");
         String gatewayUrl = Connections.require(connections.gatewayUrl, "--gateway-url", "FENCED_GATEWAY_URL");
-        BufferedReader jobs = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        BufferedReader input = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         try (HikariDataSource db = Connections.database(dbUrl, concurrency + 2);
              RedisLeaseStore leases = dbTokens
                      ? RedisLeaseStore.builder(redisUrl).ownerLabel("chaos-" + name).tokenSource(JdbcTokenSource.of(db)).build()
                      : Connections.leases(redisUrl, db, "chaos-" + name)) {
-            String merchant;
-            EventLines.emit(Map.of("type", "ready", "worker", name, "at", System.currentTimeMillis()));
-            while ((merchant = jobs.readLine()) != null) {
-                String job = merchant.trim();
-                SettlementOutcome outcome;
-                try {
-                    outcome = SettlementWorker.builder().leaseStore(leases).dataSource(db).gateway(Connections.gateway(gatewayUrl))
-                            .ttl(ttl).concurrency(concurrency).fencing(!noFence).name(name)
-                            .listener(event -> EventLines.event(event, job)).build().settle(job);
-                } catch (RuntimeException e) {
-                    outcome = new SettlementOutcome(SettlementOutcome.Result.FAILED, job, 0, 0, 0, 0, null, e.getMessage());
-                }
-                EventLines.result(outcome, name);
-                EventLines.emit(Map.of("type", "ready", "worker", name, "at", System.currentTimeMillis()));
+            ExecutorService pool = Executors.newFixedThreadPool(jobs);
+            for (int i = 0; i < jobs; i++) {
+                ready();
             }
+            String line;
+            while ((line = input.readLine()) != null) {
+                String job = line.trim();
+                pool.execute(() -> {
+                    SettlementOutcome outcome;
+                    try {
+                        outcome = SettlementWorker.builder().leaseStore(leases).dataSource(db).gateway(Connections.gateway(gatewayUrl))
+                                .ttl(ttl).concurrency(concurrency).fencing(!noFence).name(name)
+                                .listener(event -> EventLines.event(event, job)).build().settle(job);
+                    } catch (RuntimeException e) {
+                        outcome = new SettlementOutcome(SettlementOutcome.Result.FAILED, job, 0, 0, 0, 0, null, e.getMessage());
+                    }
+                    EventLines.result(outcome, name);
+                    ready();
+                });
+            }
+            pool.shutdown();
+            pool.awaitTermination(5, TimeUnit.MINUTES);
         }
         return 0;
+    }
+
+    /** One more job this worker can take. */
+    private void ready() {
+        EventLines.emit(Map.of("type", "ready", "worker", name, "at", System.currentTimeMillis()));
     }
 }

@@ -15,27 +15,35 @@ import org.junit.jupiter.api.Test;
 class ChaosTest {
     private static final long SEED = 4471;
 
-    private static Map<String, Object> run(boolean fencing, EnumSet<ChaosHarness.Fault> faults) throws Exception {
-        ChaosHarness.Settings settings = new ChaosHarness.Settings(6, 25, 3, Duration.ofSeconds(25), Duration.ofSeconds(1), SEED,
-                faults, fencing, false, null);
+    private static Map<String, Object> run(boolean fencing, boolean dbTokens, EnumSet<ChaosHarness.Fault> faults) throws Exception {
+        ChaosHarness.Settings settings = new ChaosHarness.Settings(6, 120, 3, 1, Duration.ofMillis(80), Duration.ofSeconds(20),
+                Duration.ofSeconds(1), SEED, faults, fencing, dbTokens, null);
         return new ChaosHarness(settings, null).run();
     }
 
     @Test
     void withFencingEveryRefundIsCreatedOnceAndSentUnderEveryFault() throws Exception {
-        Map<String, Object> report = run(true, EnumSet.allOf(ChaosHarness.Fault.class));
+        Map<String, Object> report = run(true, false, EnumSet.allOf(ChaosHarness.Fault.class));
         assertThat(report.get("checks")).as(ChaosHarness.table(report)).satisfies(checks ->
                 assertThat(((Map<?, ?>) checks).values()).allMatch(v -> ((Number) v).longValue() == 0));
         assertThat(report.get("violations")).isEqualTo(0L);
         assertThat(report.get("drained")).isEqualTo(true);
-        assertThat(report.get("gatewayRefunds")).isEqualTo(150);
+        assertThat(report.get("gatewayRefunds")).isEqualTo(720);
         Map<?, ?> faults = (Map<?, ?>) report.get("faults");
         assertThat(((Number) faults.get("pause")).intValue() + ((Number) faults.get("kill")).intValue()).as("faults struck").isPositive();
     }
 
     @Test
+    void databaseIssuedTokensKeepRisingAcrossRedisFailoverAndDataLoss() throws Exception {
+        Map<String, Object> report = run(true, true, EnumSet.of(ChaosHarness.Fault.FAILOVER, ChaosHarness.Fault.REDIS_RESTART,
+                ChaosHarness.Fault.FLUSHALL, ChaosHarness.Fault.PAUSE));
+        assertThat(report.get("violations")).as(ChaosHarness.table(report)).isEqualTo(0L);
+        assertThat(report.get("tokens")).isEqualTo("database");
+    }
+
+    @Test
     void negativeControl_withoutTheFencePausedWorkersWritesAreAccepted() throws Exception {
-        Map<String, Object> report = run(false, EnumSet.of(ChaosHarness.Fault.PAUSE));
+        Map<String, Object> report = run(false, false, EnumSet.of(ChaosHarness.Fault.PAUSE));
         assertThat((Long) report.get("violations")).as(ChaosHarness.table(report)).isPositive();
     }
 }

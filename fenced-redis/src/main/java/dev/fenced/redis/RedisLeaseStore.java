@@ -83,8 +83,9 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
     }
 
     /**
-     * Starts a builder for the Redis server at {@code uri}: {@code redis://[user:password@]host:port[/db]}
-     * or {@code rediss://...} for TLS.
+     * Starts a builder for the Redis server at {@code uri}: {@code redis://[user:password@]host:port[/db]},
+     * {@code rediss://...} for TLS, or {@code redis-sentinel://host:port#master} to follow a
+     * Sentinel's failovers (a failover can grant a lease twice; the fence still holds).
      */
     public static Builder builder(String uri) {
         return new Builder(uri);
@@ -138,6 +139,13 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
             throw e;
         }
         return Optional.of(new RedisLease(resource, token, ownerId, lockKey));
+    }
+
+    @Override
+    public void observeStoredFence(String resource, long storedFence) {
+        if (tokenSource == null && storedFence > 0) {
+            raiseCounter(resource, storedFence);
+        }
     }
 
     /**
@@ -232,8 +240,8 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
         if (uri == null || uri.isBlank()) {
             throw new IllegalArgumentException("Redis URL must not be blank");
         }
-        if (!uri.startsWith("redis://") && !uri.startsWith("rediss://")) {
-            throw new IllegalArgumentException("Redis URL must start with redis:// or rediss://, got " + redacted);
+        if (!uri.startsWith("redis://") && !uri.startsWith("rediss://") && !uri.startsWith("redis-sentinel://")) {
+            throw new IllegalArgumentException("Redis URL must start with redis://, rediss:// or redis-sentinel://, got " + redacted);
         }
         try {
             java.net.URI parsed = new java.net.URI(uri);

@@ -129,6 +129,14 @@ public final class SettlementWorker {
         return outcome;
     }
 
+    private void raiseCounter(String resource, long storedFence) {
+        try {
+            leases.observeStoredFence(resource, storedFence);
+        } catch (RuntimeException e) {
+            emit("error", null, 0, "could not raise the counter: " + e.getMessage());
+        }
+    }
+
     private boolean safeRelease(Lease lease) {
         try {
             return lease.release();
@@ -149,6 +157,7 @@ public final class SettlementWorker {
         final AtomicInteger failed = new AtomicInteger();
 
         Run(Lease lease, AtomicBoolean leaseLost) {
+            // the lease is kept for its resource and token, and for the check-before-write mechanism
             this.lease = lease;
             this.token = lease.token();
             this.leaseLost = leaseLost;
@@ -192,6 +201,11 @@ public final class SettlementWorker {
                         } catch (FenceViolation v) {
                             violation.compareAndSet(null, v);
                             emit("violation", row.id(), token, "stored fence " + v.storedFence() + ", state " + v.storedState());
+                            if (v.storedFence() != null && v.storedFence() > token) {
+                                // The counter is behind the rows (a lagging replica was promoted):
+                                // raise it, or every later holder is refused the same way.
+                                raiseCounter(lease.resource(), v.storedFence());
+                            }
                         } catch (RuntimeException | SQLException e) {
                             error.compareAndSet(null, row.id() + ": " + e.getMessage());
                             emit("error", row.id(), token, e.getMessage());

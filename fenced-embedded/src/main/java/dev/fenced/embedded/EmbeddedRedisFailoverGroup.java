@@ -1,0 +1,122 @@
+package dev.fenced.embedded;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.List;
+import redis.embedded.RedisSentinel;
+import redis.embedded.RedisServer;
+
+/**
+ * A primary, a replica and one Sentinel, all real {@code redis-server} processes on loopback,
+ * without persistence. Clients connect through the Sentinel ({@link #sentinelUri()}) and follow a
+ * failover. Replication is asynchronous: a failover can lose the last writes, a lease among them.
+ */
+public final class EmbeddedRedisFailoverGroup implements AutoCloseable {
+    public static final String MASTER_NAME = "fenced";
+
+    private final int[] ports = {EmbeddedRedis.freePort(), EmbeddedRedis.freePort()};
+    private final RedisServer[] servers = new RedisServer[2];
+    private final int sentinelPort = EmbeddedRedis.freePort();
+    private final RedisSentinel sentinel;
+
+    private EmbeddedRedisFailoverGroup() {
+        servers[0] = start(ports[0], null);
+        servers[1] = start(ports[1], ports[0]);
+        sentinel = RedisSentinel.newRedisSentinel()
+                .bind("127.0.0.1")
+                .port(sentinelPort)
+                .masterName(MASTER_NAME)
+                .masterPort(ports[0])
+                .quorumSize(1)
+                .downAfterMilliseconds(1_000)
+                .failOverTimeout(3_000)
+                .parallelSyncs(1)
+                .onShutdownForceStop(true)
+                .build();
+        try {
+            sentinel.start();
+        } catch (IOException e) {
+            close();
+            throw new UncheckedIOException("could not start the embedded Sentinel", e);
+        }
+    }
+
+    public static EmbeddedRedisFailoverGroup start() {
+        return new EmbeddedRedisFailoverGroup();
+    }
+
+    /** {@code redis-sentinel://127.0.0.1:port#fenced}: a client that follows failovers. */
+    public String sentinelUri() {
+        return "redis-sentinel://127.0.0.1:" + sentinelPort + "#" + MASTER_NAME;
+    }
+
+    public int sentinelPort() {
+        return sentinelPort;
+    }
+
+    /** Both data nodes' ports; which one is primary changes with each failover. */
+    public List<Integer> dataPorts() {
+        return List.of(ports[0], ports[1]);
+    }
+
+    /** Stops the node on {@code port} (a crash, as far as its data goes: nothing is persisted). */
+    public void stopNode(int port) {
+        int i = index(port);
+        try {
+            servers[i].stop();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Starts the node on {@code port} again, empty; the Sentinel turns it into a replica of the current primary. */
+    public void startNode(int port) {
+        int i = index(port);
+        servers[i] = start(port, null);
+    }
+
+    private int index(int port) {
+        if (port == ports[0]) {
+            return 0;
+        }
+        if (port == ports[1]) {
+            return 1;
+        }
+        throw new IllegalArgumentException("no node on port " + port);
+    }
+
+    private static RedisServer start(int port, Integer primaryPort) {
+        try {
+            var builder = RedisServer.newRedisServer().port(port).bind("127.0.0.1")
+                    .setting("save \"\"").setting("appendonly no").onShutdownForceStop(true);
+            if (primaryPort != null) {
+                builder.slaveOf("127.0.0.1", primaryPort);
+            }
+            RedisServer server = builder.build();
+            server.start();
+            return server;
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not start redis-server on port " + port, e);
+        }
+    }
+
+    @Override
+    public void close() {
+        for (RedisServer server : servers) {
+            try {
+                if (server != null) {
+                    server.stop();
+                }
+            } catch (IOException ignored) {
+                // stopping anyway
+            }
+        }
+        try {
+            if (sentinel != null) {
+                sentinel.stop();
+            }
+        } catch (IOException ignored) {
+            // stopping anyway
+        }
+    }
+}
