@@ -208,6 +208,19 @@ class RedisLeaseStoreTest extends LeaseStoreContract {
     }
 
     @Test
+    void aRefusalThatRevealsAHigherStoredFenceRaisesALaggingCounter() {
+        // As after a failover to a replica that had not received the last INCRs.
+        String resource = freshResource();
+        store.raiseCounter(resource, 10);
+        store.observeStoredFence(resource, 40);
+        Lease next = store.tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow();
+        assertThat(next.token()).isEqualTo(41);
+        next.release();
+        store.observeStoredFence(resource, 5);
+        assertThat(store.inspect(resource).counter()).as("never lowered").isEqualTo(41);
+    }
+
+    @Test
     void raiseCounterNeverLowersIt() {
         String resource = freshResource();
         assertThat(store.raiseCounter(resource, 32)).isEqualTo(32);

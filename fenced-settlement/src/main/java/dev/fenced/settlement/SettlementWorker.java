@@ -157,7 +157,6 @@ public final class SettlementWorker {
         final AtomicInteger failed = new AtomicInteger();
 
         Run(Lease lease, AtomicBoolean leaseLost) {
-            // the lease is kept for its resource and token, and for the check-before-write mechanism
             this.lease = lease;
             this.token = lease.token();
             this.leaseLost = leaseLost;
@@ -235,6 +234,9 @@ public final class SettlementWorker {
             }
             emit("claimed", row.id(), token, null);
             hook.reached(Phase.AFTER_CLAIM, row.id());
+            if (violation.get() != null) {
+                return; // another row proved this holder stale: leave the claim for the next holder to look up
+            }
             GatewayRefund refund;
             if (existing.isPresent()) {
                 refund = existing.get();
