@@ -24,9 +24,13 @@ class ChaosTest {
     @Test
     void withFencingEveryRefundIsCreatedOnceAndSentUnderEveryFault() throws Exception {
         Map<String, Object> report = run(true, false, EnumSet.allOf(ChaosHarness.Fault.class));
-        assertThat(report.get("checks")).as(ChaosHarness.table(report)).satisfies(checks ->
-                assertThat(((Map<?, ?>) checks).values()).allMatch(v -> ((Number) v).longValue() == 0));
-        assertThat(report.get("violations")).isEqualTo(0L);
+        Map<?, ?> checks = (Map<?, ?>) report.get("checks");
+        checks.forEach((check, count) -> {
+            if (!String.valueOf(check).contains("noted, not a violation")) {
+                assertThat(((Number) count).longValue()).as("%s%n%s", check, ChaosHarness.table(report)).isZero();
+            }
+        });
+        assertThat(report.get("violations")).as(ChaosHarness.table(report)).isEqualTo(0L);
         assertThat(report.get("drained")).isEqualTo(true);
         assertThat(report.get("gatewayRefunds")).isEqualTo(720);
         Map<?, ?> faults = (Map<?, ?>) report.get("faults");

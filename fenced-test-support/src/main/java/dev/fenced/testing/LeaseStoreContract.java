@@ -165,14 +165,14 @@ public abstract class LeaseStoreContract {
     @Test
     void theWatchdogKeepsALiveLeaseAndReportsALostOne() throws Exception {
         String resource = freshResource();
-        Lease lease = store().tryAcquire(resource, Duration.ofMillis(300)).orElseThrow();
+        Lease lease = store().tryAcquire(resource, Duration.ofMillis(900)).orElseThrow();
         AtomicReference<Lease> lost = new AtomicReference<>();
         CountDownLatch told = new CountDownLatch(1);
-        try (LeaseWatchdog watchdog = LeaseWatchdog.start(lease, Duration.ofMillis(300), (l, cause) -> {
+        try (LeaseWatchdog watchdog = LeaseWatchdog.start(lease, Duration.ofMillis(900), (l, cause) -> {
             lost.set(l);
             told.countDown();
         })) {
-            Thread.sleep(1_000);
+            Thread.sleep(2_500);
             assertThat(store().tryAcquire(resource, Duration.ofSeconds(5))).as("kept alive past its TTL").isEmpty();
             assertThat(watchdog.isLeaseLost()).isFalse();
 
