@@ -47,22 +47,22 @@ class WorkerCrashTest {
         try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ofMillis(1)).build())) {
             Map<String, String> env = Map.of("FENCED_REDIS_URL", TestRedis.uri(), "FENCED_DB_URL", TestDatabases.postgresUrl(),
                     "FENCED_GATEWAY_URL", gateway.url());
-            List<String> settle = List.of("settle", "--merchant", merchant, "--ttl", "1s", "--events");
+            List<String> settle = List.of("settle", "--merchant", merchant, "--ttl", "2s", "--events");
             try (WorkerProcess first = WorkerProcess.start("first", concat(settle, "--name", "first", "--pause-at", phase + ":" + victim), env)) {
                 first.awaitEvent(e -> "breakpoint".equals(e.path("type").asText()), Duration.ofMinutes(2), "the breakpoint");
                 first.signal("KILL");
                 first.awaitExit(Duration.ofSeconds(30));
             }
-            int exit;
-            try (WorkerProcess second = WorkerProcess.start("second", concat(settle, "--name", "second"), env)) {
-                exit = second.awaitExit(Duration.ofMinutes(2));
-                if (exit == SettleCommand.LEASE_BUSY) { // the dead worker's lease had not expired yet: the queue retries
-                    WorkerProcess.sleep(1_100);
+            // The queue hands the job to another worker until one finishes it: the dead worker's lease
+            // may still be live (exit 4), or a loaded machine may delay a renewal past the TTL (exit 5).
+            int exit = -1;
+            for (int attempt = 1; attempt <= 5 && exit != 0; attempt++) {
+                try (WorkerProcess next = WorkerProcess.start("next-" + attempt, concat(settle, "--name", "next-" + attempt), env)) {
+                    exit = next.awaitExit(Duration.ofMinutes(2));
                 }
-            }
-            if (exit == SettleCommand.LEASE_BUSY) {
-                try (WorkerProcess third = WorkerProcess.start("third", concat(settle, "--name", "third"), env)) {
-                    exit = third.awaitExit(Duration.ofMinutes(2));
+                assertThat(exit).as("exit code of attempt %d", attempt).isIn(0, SettleCommand.LEASE_BUSY, SettleCommand.LEASE_LOST);
+                if (exit != 0) {
+                    WorkerProcess.sleep(2_100);
                 }
             }
             assertThat(exit).isZero();
