@@ -16,8 +16,13 @@ class ChaosTest {
     private static final long SEED = 4471;
 
     private static Map<String, Object> run(boolean fencing, boolean dbTokens, EnumSet<ChaosHarness.Fault> faults) throws Exception {
+        return run(SEED, fencing, dbTokens, faults);
+    }
+
+    private static Map<String, Object> run(long seed, boolean fencing, boolean dbTokens, EnumSet<ChaosHarness.Fault> faults)
+            throws Exception {
         ChaosHarness.Settings settings = new ChaosHarness.Settings(6, 120, 3, 1, Duration.ofMillis(80), Duration.ofSeconds(20),
-                Duration.ofSeconds(1), SEED, faults, fencing, dbTokens, null);
+                Duration.ofSeconds(1), seed, faults, fencing, dbTokens, null);
         return new ChaosHarness(settings, null).run();
     }
 
@@ -47,7 +52,15 @@ class ChaosTest {
 
     @Test
     void negativeControl_withoutTheFencePausedWorkersWritesAreAccepted() throws Exception {
-        Map<String, Object> report = run(false, false, EnumSet.of(ChaosHarness.Fault.PAUSE));
+        // Whether a pause lands between a claim and its confirm while another worker is free to take
+        // the job over is a matter of timing: up to three seeds, and one of them must show the damage.
+        Map<String, Object> report = null;
+        for (long seed = SEED; seed < SEED + 3; seed++) {
+            report = run(seed, false, false, EnumSet.of(ChaosHarness.Fault.PAUSE));
+            if ((Long) report.get("violations") > 0) {
+                break;
+            }
+        }
         assertThat((Long) report.get("violations")).as(ChaosHarness.table(report)).isPositive();
     }
 }
