@@ -12,6 +12,8 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.stream.Collectors;
 import javax.sql.DataSource;
 
 /**
@@ -145,7 +147,7 @@ public final class FencedRows {
         JdbcDialect dialect = dialect(connection);
         try {
             List<Object> claimed = dialect.claimAll(connection, table, distinct, token);
-            List<String> claimedKeys = claimed.stream().map(String::valueOf).toList();
+            Set<String> claimedKeys = claimed.stream().map(String::valueOf).collect(Collectors.toSet());
             List<Object> refused = distinct.stream().filter(id -> !claimedKeys.contains(String.valueOf(id))).toList();
             return new BatchClaim(token, claimed, refused);
         } catch (SQLException e) {
