@@ -17,6 +17,7 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * Runs every benchmark with its baseline in the same run and prints ratios. Uses the servers in
  * {@code FENCED_REDIS_URL}, {@code FENCED_PG_URL} and {@code FENCED_MARIADB_URL}, or embedded
  * ones. {@code --quick} proves they still run in a few minutes; its figures are rough.
+ * {@code --only lease|writes|tokens|settlement|memory} runs one section.
  */
 public final class BenchMain {
     private BenchMain() {
@@ -24,6 +25,16 @@ public final class BenchMain {
 
     public static void main(String[] args) throws Exception {
         boolean quick = List.of(args).contains("--quick");
+        String only = null;
+        for (int i = 0; i + 1 < args.length; i++) {
+            if (args[i].equals("--only")) {
+                only = args[i + 1];
+            }
+        }
+        if (only != null && !List.of("lease", "writes", "tokens", "settlement", "memory").contains(only)) {
+            System.err.println("benchmarks: --only takes lease, writes, tokens, settlement or memory, got " + only);
+            System.exit(2);
+        }
         EmbeddedRedis redis = null;
         EmbeddedPostgresServer postgres = null;
         String redisUrl = env("FENCED_REDIS_URL");
@@ -50,12 +61,22 @@ public final class BenchMain {
                     .append(redis != null ? "embedded" : "from FENCED_REDIS_URL").append(", PostgreSQL ")
                     .append(postgres != null ? "embedded (fsync off)" : "from FENCED_PG_URL").append(", MariaDB ")
                     .append(mariadbUrl != null ? "from FENCED_MARIADB_URL" : "not measured (FENCED_MARIADB_URL unset)").append(".\n\n");
-            leases(report, quick, 1);
-            leases(report, quick, 8);
-            writes(report, quick, mariadbUrl != null);
-            tokens(report, quick);
-            report.append(SettlementThroughput.run(redisUrl, pgUrl, quick));
-            report.append(Footprint.run(redisUrl, pgUrl));
+            if (only == null || only.equals("lease")) {
+                leases(report, quick, 1);
+                leases(report, quick, 8);
+            }
+            if (only == null || only.equals("writes")) {
+                writes(report, quick, mariadbUrl != null);
+            }
+            if (only == null || only.equals("tokens")) {
+                tokens(report, quick);
+            }
+            if (only == null || only.equals("settlement")) {
+                report.append(SettlementThroughput.run(redisUrl, pgUrl, quick));
+            }
+            if (only == null || only.equals("memory")) {
+                report.append(Footprint.run(redisUrl, pgUrl));
+            }
             System.out.println(report);
         } finally {
             if (postgres != null) {
