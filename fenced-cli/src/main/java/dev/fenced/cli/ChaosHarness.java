@@ -345,7 +345,6 @@ final class ChaosHarness {
             if (slot.process.isAlive()) {
                 slot.process.signal("CONT");
             }
-            injected.merge(Fault.PAUSE, 0, Integer::sum);
         }
     }
 

@@ -100,24 +100,4 @@ final class CompareCommand implements Callable<Integer> {
         }
         return out;
     }
-
-    static String stats(List<? extends Number> values) {
-        if (values.isEmpty()) {
-            return "-";
-        }
-        double[] sorted = values.stream().mapToDouble(Number::doubleValue).sorted().toArray();
-        double median = sorted.length % 2 == 1 ? sorted[sorted.length / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
-        if (sorted.length == 1) {
-            return format(sorted[0]);
-        }
-        return format(sorted[0]) + "/" + format(median) + "/" + format(sorted[sorted.length - 1]);
-    }
-
-    private static String format(double value) {
-        return value == Math.rint(value) ? Long.toString((long) value) : String.format("%.1f", value);
-    }
-
-    static List<Double> numbers(List<Map<String, Object>> results, String key) {
-        return results.stream().map(r -> r.get(key)).filter(v -> v != null).map(v -> ((Number) v).doubleValue()).toList();
-    }
 }

@@ -10,10 +10,10 @@ final class ComparisonRow {
     }
 
     static Map<String, Object> summarize(Mechanism mechanism, List<Map<String, Object>> results, double outageArticleSeconds) {
-        List<Double> duplicates = CompareCommand.numbers(results, "duplicates");
-        List<Double> stale = CompareCommand.numbers(results, "staleWritesAccepted");
-        List<Double> lost = CompareCommand.numbers(results, "lostOrStuck");
-        List<Double> settled = CompareCommand.numbers(results, "settledArticleSeconds");
+        List<Double> duplicates = numbers(results, "duplicates");
+        List<Double> stale = numbers(results, "staleWritesAccepted");
+        List<Double> lost = numbers(results, "lostOrStuck");
+        List<Double> settled = numbers(results, "settledArticleSeconds");
         long runsWithDuplicates = duplicates.stream().filter(d -> d > 0).count();
         long runsWithStaleWrites = stale.stream().filter(d -> d > 0).count();
         long runsDamaged = results.stream().filter(r -> ((Number) r.get("duplicates")).longValue() > 0
@@ -23,12 +23,12 @@ final class ComparisonRow {
         row.put("mechanism", mechanism.key());
         row.put("label", mechanism.label());
         row.put("runs", results.size());
-        row.put("doubleRefunds", CompareCommand.stats(duplicates));
+        row.put("doubleRefunds", stats(duplicates));
         row.put("runsWithDoubleRefunds", runsWithDuplicates);
-        row.put("staleWritesAccepted", CompareCommand.stats(stale));
+        row.put("staleWritesAccepted", stats(stale));
         row.put("runsWithStaleWrites", runsWithStaleWrites);
-        row.put("lostOrStuck", CompareCommand.stats(lost));
-        row.put("settledArticleSeconds", CompareCommand.stats(settled));
+        row.put("lostOrStuck", stats(lost));
+        row.put("settledArticleSeconds", stats(settled));
         row.put("runsNeverSettled", results.size() - settled.size());
         row.put("blockedAfterCrashArticleSeconds", outageArticleSeconds);
         row.put("expected", expectation(mechanism));
@@ -77,5 +77,25 @@ final class ComparisonRow {
                     row.get("lostOrStuck"), row.get("settledArticleSeconds"), row.get("blockedAfterCrashArticleSeconds"), row.get("verdict")));
         }
         return out.toString();
+    }
+
+    static String stats(List<? extends Number> values) {
+        if (values.isEmpty()) {
+            return "-";
+        }
+        double[] sorted = values.stream().mapToDouble(Number::doubleValue).sorted().toArray();
+        double median = sorted.length % 2 == 1 ? sorted[sorted.length / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
+        if (sorted.length == 1) {
+            return format(sorted[0]);
+        }
+        return format(sorted[0]) + "/" + format(median) + "/" + format(sorted[sorted.length - 1]);
+    }
+
+    private static String format(double value) {
+        return value == Math.rint(value) ? Long.toString((long) value) : String.format("%.1f", value);
+    }
+
+    static List<Double> numbers(List<Map<String, Object>> results, String key) {
+        return results.stream().map(r -> r.get(key)).filter(v -> v != null).map(v -> ((Number) v).doubleValue()).toList();
     }
 }
