@@ -1,24 +1,40 @@
 package dev.fenced.jdbc;
 
+import dev.fenced.FencedException;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 
 /**
- * What a batch claim did: the ids claimed under the token and the ids refused. A refused id is
- * owned by a higher token, already done, or missing.
+ * What a batch claim did: the ids claimed under the token, and for each refused id why: a
+ * {@link dev.fenced.FenceViolation} carrying what the row holds (owned by a higher token, or
+ * already done), or a {@link dev.fenced.RowNotFoundException}.
  *
  * <p>The claimed rows stay claimed whatever the caller does next. The article's rule is to abort
  * the batch on any refusal: call {@link #requireAll()}; inside a transaction, roll back to undo
  * the claims, otherwise the next holder takes them over.
  */
-public record BatchClaim(long token, List<Object> claimed, List<Object> refused) {
+public record BatchClaim(long token, List<Object> claimed, Map<Object, FencedException> refusals) {
     public BatchClaim {
         claimed = List.copyOf(claimed);
-        refused = List.copyOf(refused);
+        refusals = Collections.unmodifiableMap(new LinkedHashMap<>(refusals));
+    }
+
+    /** The refused ids, in the order they were given. */
+    public List<Object> refused() {
+        return List.copyOf(refusals.keySet());
+    }
+
+    /** Why {@code id} was refused, if it was. */
+    public Optional<FencedException> refusal(Object id) {
+        return Optional.ofNullable(refusals.get(id));
     }
 
     /** True when every id was claimed. */
     public boolean allClaimed() {
-        return refused.isEmpty();
+        return refusals.isEmpty();
     }
 
     /**
@@ -27,7 +43,7 @@ public record BatchClaim(long token, List<Object> claimed, List<Object> refused)
      * @throws BatchRefusedException naming the refused ids otherwise
      */
     public BatchClaim requireAll() {
-        if (!refused.isEmpty()) {
+        if (!refusals.isEmpty()) {
             throw new BatchRefusedException(this);
         }
         return this;

@@ -8,11 +8,15 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Collectors;
 import javax.sql.DataSource;
 
@@ -41,8 +45,11 @@ public final class FencedRows {
     /** Upper bound on ids in one batch claim, below every driver's parameter limit. */
     public static final int MAX_BATCH = 10_000;
 
+    private static final int MAX_CACHED_STATEMENTS = 64;
+
     private final FencedTable table;
     private final Sql sql;
+    private final Map<Set<String>, Finish> finishStatements = new ConcurrentHashMap<>();
 
     private FencedRows(FencedTable table) {
         this.table = Objects.requireNonNull(table, "table");
@@ -65,7 +72,7 @@ public final class FencedRows {
      */
     public void claim(Connection connection, Object id, long token) {
         requireId(id);
-        JdbcDialect dialect = dialect(connection);
+        Objects.requireNonNull(connection, "connection");
         try (PreparedStatement statement = connection.prepareStatement(sql.claim)) {
             statement.setString(1, table.claimedState());
             statement.setLong(2, token);
@@ -77,7 +84,7 @@ public final class FencedRows {
                 throw refusal(connection, id, token);
             }
         } catch (SQLException e) {
-            throw SqlErrors.translate(dialect, "claim of " + table.table() + " row " + id, e);
+            throw SqlErrors.translate(dialectOrNull(connection), "claim of " + table.table() + " row " + id, e);
         }
     }
 
@@ -98,35 +105,126 @@ public final class FencedRows {
      */
     public void finish(Connection connection, Object id, long token, String toState, Map<String, ?> alsoSet) {
         requireId(id);
-        SqlIdentifiers.state("target state", toState);
-        if (toState.equals(table.claimedState())) {
-            throw new IllegalArgumentException("finish must leave the claimed state '" + toState + "'");
-        }
-        List<String> columns = new ArrayList<>(alsoSet.keySet());
-        StringBuilder extra = new StringBuilder();
-        for (String column : columns) {
-            SqlIdentifiers.column("column", column);
-            if (List.of(table.idColumn(), table.stateColumn(), table.fenceColumn()).contains(column)) {
-                throw new IllegalArgumentException("column '" + column + "' is managed by the fence and cannot be set directly");
-            }
-            extra.append(", ").append(column).append(" = ?");
-        }
-        JdbcDialect dialect = dialect(connection);
-        try (PreparedStatement statement = connection.prepareStatement(String.format(sql.confirm, extra))) {
-            int index = 1;
-            statement.setString(index++, toState);
-            for (String column : columns) {
-                statement.setObject(index++, alsoSet.get(column));
-            }
-            statement.setObject(index++, id);
-            statement.setString(index++, table.claimedState());
-            statement.setLong(index, token);
+        Objects.requireNonNull(connection, "connection");
+        Finish finish = finishStatement(toState, alsoSet.keySet());
+        try (PreparedStatement statement = connection.prepareStatement(finish.sql())) {
+            bindFinish(statement, finish, toState, id, token, alsoSet);
             if (statement.executeUpdate() == 0) {
                 throw refusal(connection, id, token);
             }
         } catch (SQLException e) {
-            throw SqlErrors.translate(dialect, "confirm of " + table.table() + " row " + id, e);
+            throw SqlErrors.translate(dialectOrNull(connection), "confirm of " + table.table() + " row " + id, e);
         }
+    }
+
+    /**
+     * Confirms many claimed rows under one token: one JDBC batch, one round trip, each row checked
+     * by its own fenced UPDATE. {@code alsoSetById} maps each id to the columns to set with it (the
+     * same columns for every id, e.g. its gateway reference). Never throws for refused rows: it
+     * says which were confirmed and why each other one was refused.
+     *
+     * <p>Runs in the caller's transaction like every method here: to pay one commit for the batch,
+     * turn auto-commit off, call this, commit. A confirmed row stays confirmed when another row of
+     * the batch is refused; the refusal still means this holder is stale: stop.
+     */
+    public BatchConfirm confirmAll(Connection connection, Map<?, ? extends Map<String, ?>> alsoSetById, long token) {
+        return finishAll(connection, table.doneState(), alsoSetById, token);
+    }
+
+    /** {@link #confirmAll} moving the rows to {@code toState} instead of the done state. */
+    public BatchConfirm finishAll(Connection connection, String toState, Map<?, ? extends Map<String, ?>> alsoSetById, long token) {
+        Objects.requireNonNull(connection, "connection");
+        Objects.requireNonNull(alsoSetById, "alsoSetById");
+        if (alsoSetById.size() > MAX_BATCH) {
+            throw new IllegalArgumentException("batch of " + alsoSetById.size() + " ids is over the limit of " + MAX_BATCH);
+        }
+        if (alsoSetById.isEmpty()) {
+            return new BatchConfirm(token, List.of(), Map.of());
+        }
+        Set<String> columns = alsoSetById.values().iterator().next().keySet();
+        alsoSetById.forEach((id, alsoSet) -> {
+            requireId(id);
+            if (!alsoSet.keySet().equals(columns)) {
+                throw new IllegalArgumentException("every row of a batch must set the same columns: " + id + " sets "
+                        + alsoSet.keySet() + ", the first row " + columns);
+            }
+        });
+        Finish finish = finishStatement(toState, columns);
+        List<Object> ids = new ArrayList<>(alsoSetById.keySet());
+        // One order for every holder, so two batches over the same rows lock them in the same order.
+        ids.sort(Comparator.comparing(String::valueOf));
+        try {
+            int[] counts;
+            try (PreparedStatement statement = connection.prepareStatement(finish.sql())) {
+                for (Object id : ids) {
+                    bindFinish(statement, finish, toState, id, token, alsoSetById.get(id));
+                    statement.addBatch();
+                }
+                counts = statement.executeBatch();
+            }
+            List<Object> confirmed = new ArrayList<>();
+            Map<Object, FencedException> refused = new LinkedHashMap<>();
+            for (int i = 0; i < ids.size(); i++) {
+                if (counts[i] == 0) {
+                    refused.put(ids.get(i), refusal(connection, ids.get(i), token));
+                } else if (counts[i] > 0) {
+                    confirmed.add(ids.get(i));
+                } else {
+                    // The driver did not count this row (a bulk protocol): look at what the row holds.
+                    FencedException refusal = refusal(connection, ids.get(i), token);
+                    if (refusal instanceof FenceViolation v && v.storedFence() != null && v.storedFence() == token
+                            && toState.equals(v.storedState())) {
+                        confirmed.add(ids.get(i));
+                    } else {
+                        refused.put(ids.get(i), refusal);
+                    }
+                }
+            }
+            return new BatchConfirm(token, confirmed, refused);
+        } catch (SQLException e) {
+            throw SqlErrors.translate(dialectOrNull(connection), "batch confirm of " + ids.size() + " rows in " + table.table(), e);
+        }
+    }
+
+    /** The finish UPDATE for a target state and a set of extra columns, validated once and cached. */
+    private record Finish(String sql, List<String> columns) {
+    }
+
+    private Finish finishStatement(String toState, Set<String> columnSet) {
+        SqlIdentifiers.state("target state", toState);
+        if (toState.equals(table.claimedState())) {
+            throw new IllegalArgumentException("finish must leave the claimed state '" + toState + "'");
+        }
+        Finish cached = finishStatements.get(columnSet);
+        if (cached != null) {
+            return cached;
+        }
+        List<String> columns = List.copyOf(columnSet);
+        StringBuilder extra = new StringBuilder();
+        for (String column : columns) {
+            SqlIdentifiers.column("column", column);
+            if (column.equals(table.idColumn()) || column.equals(table.stateColumn()) || column.equals(table.fenceColumn())) {
+                throw new IllegalArgumentException("column '" + column + "' is managed by the fence and cannot be set directly");
+            }
+            extra.append(", ").append(column).append(" = ?");
+        }
+        Finish finish = new Finish(String.format(sql.confirm, extra), columns);
+        if (finishStatements.size() < MAX_CACHED_STATEMENTS) {
+            finishStatements.put(Set.copyOf(columnSet), finish);
+        }
+        return finish;
+    }
+
+    private void bindFinish(PreparedStatement statement, Finish finish, String toState, Object id, long token,
+                            Map<String, ?> alsoSet) throws SQLException {
+        int index = 1;
+        statement.setString(index++, toState);
+        for (String column : finish.columns()) {
+            statement.setObject(index++, alsoSet.get(column));
+        }
+        statement.setObject(index++, id);
+        statement.setString(index++, table.claimedState());
+        statement.setLong(index, token);
     }
 
     /**
@@ -142,14 +240,14 @@ public final class FencedRows {
             throw new IllegalArgumentException("batch of " + distinct.size() + " ids is over the limit of " + MAX_BATCH);
         }
         if (distinct.isEmpty()) {
-            return new BatchClaim(token, List.of(), List.of());
+            return new BatchClaim(token, List.of(), Map.of());
         }
         JdbcDialect dialect = dialect(connection);
         try {
             List<Object> claimed = dialect.claimAll(connection, table, distinct, token);
             Set<String> claimedKeys = claimed.stream().map(String::valueOf).collect(Collectors.toSet());
             List<Object> refused = distinct.stream().filter(id -> !claimedKeys.contains(String.valueOf(id))).toList();
-            return new BatchClaim(token, claimed, refused);
+            return new BatchClaim(token, claimed, refusals(connection, refused, token));
         } catch (SQLException e) {
             throw SqlErrors.translate(dialect, "batch claim of " + distinct.size() + " rows in " + table.table(), e);
         }
@@ -192,11 +290,45 @@ public final class FencedRows {
         }
     }
 
+    /** Why each of {@code ids} was refused, read in one query: what each row holds, or that it is missing. */
+    private Map<Object, FencedException> refusals(Connection connection, List<Object> ids, long token) throws SQLException {
+        if (ids.isEmpty()) {
+            return Map.of();
+        }
+        Map<String, FenceViolation> found = new HashMap<>();
+        try (PreparedStatement statement = connection.prepareStatement(sql.readBackAll + Sql.placeholders(ids.size()) + ")")) {
+            for (int i = 0; i < ids.size(); i++) {
+                statement.setObject(i + 1, ids.get(i));
+            }
+            try (ResultSet rs = statement.executeQuery()) {
+                while (rs.next()) {
+                    Object id = rs.getObject(1);
+                    found.put(String.valueOf(id), new FenceViolation(table.table(), id, token, rs.getLong(3), rs.getString(2)));
+                }
+            }
+        }
+        Map<Object, FencedException> refusals = new LinkedHashMap<>();
+        for (Object id : ids) {
+            FenceViolation violation = found.get(String.valueOf(id));
+            refusals.put(id, violation != null ? violation : new RowNotFoundException(table.table(), id));
+        }
+        return refusals;
+    }
+
     private static JdbcDialect dialect(Connection connection) {
         try {
             return JdbcDialect.detect(Objects.requireNonNull(connection, "connection"));
         } catch (SQLException e) {
             throw SqlErrors.translate(null, "reading the database product", e);
+        }
+    }
+
+    /** The dialect for translating an error; detecting it must not hide the error itself. */
+    private static JdbcDialect dialectOrNull(Connection connection) {
+        try {
+            return JdbcDialect.detect(connection);
+        } catch (SQLException | RuntimeException e) {
+            return null;
         }
     }
 

@@ -7,6 +7,7 @@ final class Sql {
     final String claim;
     final String confirm;
     final String readBack;
+    final String readBackAll;
     final String claimAllPrefix;
 
     Sql(FencedTable t) {
@@ -18,6 +19,8 @@ final class Sql {
         this.confirm = "UPDATE " + t.table() + " SET " + t.stateColumn() + " = ?%s"
                 + " WHERE " + t.idColumn() + " = ? AND " + t.stateColumn() + " = ? AND " + t.fenceColumn() + " = ?";
         this.readBack = "SELECT " + t.stateColumn() + ", " + t.fenceColumn() + " FROM " + t.table() + " WHERE " + t.idColumn() + " = ?";
+        this.readBackAll = "SELECT " + t.idColumn() + ", " + t.stateColumn() + ", " + t.fenceColumn() + " FROM " + t.table()
+                + " WHERE " + t.idColumn() + " IN (";
         this.claimAllPrefix = "UPDATE " + t.table() + " SET " + t.stateColumn() + " = ?, " + t.fenceColumn() + " = ?"
                 + " WHERE " + t.stateColumn() + " IN (?, ?) AND " + t.fenceColumn() + " < ? AND " + t.idColumn() + " IN (";
     }

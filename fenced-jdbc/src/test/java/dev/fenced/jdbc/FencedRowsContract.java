@@ -12,6 +12,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -153,7 +154,12 @@ abstract class FencedRowsContract {
         try (Connection c = dataSource.getConnection()) {
             BatchClaim claim = rows.claimAll(c, List.of("r_1", "r_2", "r_3", "r_4", "r_missing", "r_1"), 10);
             assertThat(claim.claimed()).containsExactlyInAnyOrder("r_1", "r_4");
-            assertThat(claim.refused()).containsExactlyInAnyOrder("r_2", "r_3", "r_missing");
+            assertThat(claim.refused()).containsExactly("r_2", "r_3", "r_missing");
+            FenceViolation owned = (FenceViolation) claim.refusal("r_2").orElseThrow();
+            assertThat(owned.storedFence()).isEqualTo(50);
+            assertThat(owned.storedState()).isEqualTo("sending");
+            assertThat(((FenceViolation) claim.refusal("r_3").orElseThrow()).storedState()).isEqualTo("sent");
+            assertThat(claim.refusal("r_missing").orElseThrow()).isInstanceOf(RowNotFoundException.class);
             assertThat(claim.allClaimed()).isFalse();
             assertThatThrownBy(claim::requireAll).isInstanceOf(BatchRefusedException.class).hasMessageContaining("3 of 5");
             assertThat(rows.claimAll(c, List.of(), 11).allClaimed()).isTrue();
@@ -161,6 +167,61 @@ abstract class FencedRowsContract {
         assertRow("r_1", "sending", 10);
         assertRow("r_2", "sending", 50);
         assertRow("r_4", "sending", 10);
+    }
+
+    @Test
+    void aBatchConfirmWritesItsOwnRowsAndSaysWhyEachOtherWasRefused() throws SQLException {
+        insert("r_1", "sending", 10);
+        insert("r_2", "sending", 10);
+        insert("r_3", "sending", 11);
+        insert("r_4", "sent", 10);
+        Map<String, Map<String, String>> batch = new LinkedHashMap<>();
+        for (String id : List.of("r_4", "r_1", "r_missing", "r_3", "r_2")) {
+            batch.put(id, Map.of("note", "gw_" + id));
+        }
+        BatchConfirm confirm;
+        try (Connection c = dataSource.getConnection()) {
+            c.setAutoCommit(false);
+            confirm = rows.confirmAll(c, batch, 10);
+            c.commit();
+            c.setAutoCommit(true);
+        }
+        assertThat(confirm.confirmed()).containsExactlyInAnyOrder("r_1", "r_2");
+        assertThat(confirm.refusals()).containsOnlyKeys("r_3", "r_4", "r_missing");
+        FenceViolation takenOver = (FenceViolation) confirm.refusal("r_3").orElseThrow();
+        assertThat(takenOver.storedFence()).isEqualTo(11);
+        assertThat(takenOver.storedState()).isEqualTo("sending");
+        assertThat(((FenceViolation) confirm.refusal("r_4").orElseThrow()).storedState()).isEqualTo("sent");
+        assertThat(confirm.refusal("r_missing").orElseThrow()).isInstanceOf(RowNotFoundException.class);
+        assertThatThrownBy(confirm::requireAll).isInstanceOf(FenceViolation.class);
+        assertRow("r_1", "sent", 10);
+        assertRow("r_2", "sent", 10);
+        assertThat(note("r_2")).isEqualTo("gw_r_2");
+        assertRow("r_3", "sending", 11);
+        assertThat(note("r_3")).isNull();
+
+        // Negative control: the same UPDATE without the fence predicate takes the row the fence kept.
+        try (Connection c = dataSource.getConnection()) {
+            assertThat(update(c, "UPDATE " + tableName + " SET state = 'sent', note = 'gw_stale' WHERE id = ? AND state = 'sending'", "r_3"))
+                    .isTrue();
+        }
+    }
+
+    @Test
+    void aBatchConfirmWithMismatchedColumnsWritesNothing() throws SQLException {
+        insert("r_1", "sending", 10);
+        insert("r_2", "sending", 10);
+        Map<String, Map<String, String>> batch = new LinkedHashMap<>();
+        batch.put("r_1", Map.of("note", "gw_1"));
+        batch.put("r_2", Map.of());
+        try (Connection c = dataSource.getConnection()) {
+            assertThatThrownBy(() -> rows.confirmAll(c, batch, 10)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("same columns");
+            assertThatThrownBy(() -> rows.confirmAll(c, Map.of("r_1", Map.of("fence", 99)), 10)).isInstanceOf(IllegalArgumentException.class);
+            assertThat(rows.confirmAll(c, Map.of(), 10).allConfirmed()).isTrue();
+        }
+        assertRow("r_1", "sending", 10);
+        assertRow("r_2", "sending", 10);
     }
 
     @Test

@@ -1,18 +1,27 @@
 package dev.fenced.settlement;
 
+import dev.fenced.FencedException;
 import dev.fenced.jdbc.FencedRows;
 import dev.fenced.jdbc.FencedSchema;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
-/** The worker's three writes on a refund row: fenced, or (for the negative control) not. */
+/**
+ * The worker's writes on refund rows: fenced, or (for the negative control) not. The batch
+ * methods return the refused ids with the reason for each; an empty map means every row was written.
+ * They run in the caller's transaction.
+ */
 interface RefundWrites {
 
-    void claim(Connection connection, String id, long token) throws SQLException;
+    Map<String, FencedException> claimAll(Connection connection, List<String> ids, long token) throws SQLException;
 
-    void confirm(Connection connection, String id, long token, String gatewayReference) throws SQLException;
+    Map<String, FencedException> confirmAll(Connection connection, Map<String, String> gatewayReferenceById, long token)
+            throws SQLException;
 
     void fail(Connection connection, String id, long token, String reason) throws SQLException;
 
@@ -21,13 +30,15 @@ interface RefundWrites {
         FencedRows rows = FencedRows.of(FencedSchema.refundTable());
         return new RefundWrites() {
             @Override
-            public void claim(Connection connection, String id, long token) {
-                rows.claim(connection, id, token);
+            public Map<String, FencedException> claimAll(Connection connection, List<String> ids, long token) {
+                return byId(rows.claimAll(connection, ids, token).refusals());
             }
 
             @Override
-            public void confirm(Connection connection, String id, long token, String gatewayReference) {
-                rows.confirm(connection, id, token, Map.of("gateway_reference", gatewayReference));
+            public Map<String, FencedException> confirmAll(Connection connection, Map<String, String> gatewayReferenceById, long token) {
+                Map<String, Map<String, String>> alsoSet = new LinkedHashMap<>();
+                gatewayReferenceById.forEach((id, reference) -> alsoSet.put(id, Map.of("gateway_reference", reference)));
+                return byId(rows.confirmAll(connection, alsoSet, token).refusals());
             }
 
             @Override
@@ -44,13 +55,21 @@ interface RefundWrites {
     static RefundWrites unfenced() {
         return new RefundWrites() {
             @Override
-            public void claim(Connection connection, String id, long token) throws SQLException {
-                update(connection, "UPDATE refund SET state = 'sending', fence = ? WHERE id = ?", token, id);
+            public Map<String, FencedException> claimAll(Connection connection, List<String> ids, long token) throws SQLException {
+                for (String id : ids) {
+                    update(connection, "UPDATE refund SET state = 'sending', fence = ? WHERE id = ?", token, id);
+                }
+                return Map.of();
             }
 
             @Override
-            public void confirm(Connection connection, String id, long token, String gatewayReference) throws SQLException {
-                update(connection, "UPDATE refund SET state = 'sent', gateway_reference = ? WHERE id = ?", gatewayReference, id);
+            public Map<String, FencedException> confirmAll(Connection connection, Map<String, String> gatewayReferenceById, long token)
+                    throws SQLException {
+                for (Map.Entry<String, String> confirm : gatewayReferenceById.entrySet()) {
+                    update(connection, "UPDATE refund SET state = 'sent', gateway_reference = ? WHERE id = ?", confirm.getValue(),
+                            confirm.getKey());
+                }
+                return Map.of();
             }
 
             @Override
@@ -66,6 +85,15 @@ interface RefundWrites {
                 }
             }
         };
+    }
+
+    private static Map<String, FencedException> byId(Map<Object, FencedException> refusals) {
+        if (refusals.isEmpty()) {
+            return Map.of();
+        }
+        Map<String, FencedException> byId = new LinkedHashMap<>();
+        refusals.forEach((id, refusal) -> byId.put(String.valueOf(id), refusal));
+        return Collections.unmodifiableMap(byId);
     }
 
     private static String truncate(String reason) {

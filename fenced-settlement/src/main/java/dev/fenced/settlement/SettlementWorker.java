@@ -1,6 +1,7 @@
 package dev.fenced.settlement;
 
 import dev.fenced.FenceViolation;
+import dev.fenced.FencedException;
 import dev.fenced.Lease;
 import dev.fenced.LeaseArguments;
 import dev.fenced.LeaseStore;
@@ -16,9 +17,13 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
@@ -33,6 +38,11 @@ import javax.sql.DataSource;
  * its token; for each refund not yet sent, claim it with the token (fenced), call the gateway with
  * the refund id as idempotency key, confirm with the same token (fenced). A row found in
  * {@code sending} is first looked up at the gateway, since a call for it may already have gone out.
+ *
+ * <p>With more than one refund in flight, the pending rows are claimed {@code concurrency} at a
+ * time in one fenced statement, just before the first of them is sent, and the confirms of refunds
+ * that finish together share one transaction (each row still checked by its own fenced UPDATE).
+ * A stop leaves at most {@code concurrency} claimed rows unsent; the next holder looks them up.
  *
  * <p>A {@link FenceViolation} abandons the batch at once: no retry, no further claim. A lost lease
  * (the watchdog) stops new claims. Gateway errors are retried a bounded number of times with the
@@ -96,6 +106,42 @@ public final class SettlementWorker {
     private record Row(String id, String merchant, BigDecimal amount, String currency, String state) {
     }
 
+    @FunctionalInterface
+    private interface TransactionWork<T> {
+        T run(Connection connection) throws SQLException;
+    }
+
+    /** One confirm waiting in a group commit, and its answer once written. */
+    private static final class PendingConfirm {
+        final String gatewayReference;
+        boolean done;
+        FencedException refusal;
+        Throwable failure;
+
+        PendingConfirm(String gatewayReference) {
+            this.gatewayReference = gatewayReference;
+        }
+
+        void finish(FencedException refusal, Throwable failure) {
+            this.refusal = refusal;
+            this.failure = failure;
+            this.done = true;
+        }
+
+        Optional<FencedException> result() throws SQLException {
+            if (failure instanceof SQLException e) {
+                throw e;
+            }
+            if (failure instanceof RuntimeException e) {
+                throw e;
+            }
+            if (failure != null) {
+                throw new IllegalStateException("the confirm batch failed: " + failure, failure);
+            }
+            return Optional.ofNullable(refusal);
+        }
+    }
+
     /** Runs one settlement of {@code merchant} and says how it ended; never throws for a violation. */
     public SettlementOutcome settle(String merchant) {
         String resource = Merchants.resource(merchant);
@@ -155,6 +201,7 @@ public final class SettlementWorker {
         final AtomicInteger sent = new AtomicInteger();
         final AtomicInteger recovered = new AtomicInteger();
         final AtomicInteger failed = new AtomicInteger();
+        final Confirmations confirmations = new Confirmations();
 
         Run(Lease lease, AtomicBoolean leaseLost) {
             this.lease = lease;
@@ -187,27 +234,30 @@ public final class SettlementWorker {
                 return thread;
             });
             Semaphore inFlight = new Semaphore(concurrency);
+            Set<String> claimedAhead = new HashSet<>();
             try {
-                for (Row row : rows) {
+                for (int i = 0; i < rows.size(); i++) {
+                    Row row = rows.get(i);
                     inFlight.acquireUninterruptibly();
                     if (stopped()) {
                         inFlight.release();
                         break;
                     }
+                    boolean pending = row.state().equals("pending");
+                    if (pending && !claimedAhead.remove(row.id())) {
+                        if (!claimAhead(rows, i, claimedAhead)) {
+                            inFlight.release();
+                            break;
+                        }
+                        claimedAhead.remove(row.id());
+                    }
                     pool.execute(() -> {
                         try {
-                            process(row);
+                            process(row, pending);
                         } catch (FenceViolation v) {
-                            violation.compareAndSet(null, v);
-                            emit("violation", row.id(), token, "stored fence " + v.storedFence() + ", state " + v.storedState());
-                            if (v.storedFence() != null && v.storedFence() > token) {
-                                // The counter is behind the rows (a lagging replica was promoted):
-                                // raise it, or every later holder is refused the same way.
-                                raiseCounter(lease.resource(), v.storedFence());
-                            }
+                            refused(row.id(), v);
                         } catch (RuntimeException | SQLException e) {
-                            error.compareAndSet(null, row.id() + ": " + e.getMessage());
-                            emit("error", row.id(), token, e.getMessage());
+                            failedWith(row.id(), e);
                         } finally {
                             inFlight.release();
                         }
@@ -219,20 +269,74 @@ public final class SettlementWorker {
             }
         }
 
-        void process(Row row) throws SQLException {
+        /**
+         * Claims the pending rows from {@code from} on, one per in-flight slot, in one fenced
+         * statement, just before the first of them is sent: one round trip and one commit for
+         * {@code concurrency} claims. All or none: a refusal rolls the others back and stops the run.
+         */
+        boolean claimAhead(List<Row> rows, int from, Set<String> claimedAhead) {
+            List<String> ids = new ArrayList<>();
+            for (int i = from; i < rows.size() && ids.size() < concurrency; i++) {
+                if (rows.get(i).state().equals("pending")) {
+                    ids.add(rows.get(i).id());
+                }
+            }
+            if (!stillHeld(ids.get(0))) {
+                return false;
+            }
+            try {
+                Map<String, FencedException> refusals = claim(ids);
+                if (!refusals.isEmpty()) {
+                    Map.Entry<String, FencedException> first = refusals.entrySet().iterator().next();
+                    refused(first.getKey(), first.getValue());
+                    return false;
+                }
+            } catch (RuntimeException | SQLException e) {
+                failedWith(ids.get(0), e);
+                return false;
+            }
+            claimedAhead.addAll(ids);
+            ids.forEach(id -> emit("claimed", id, token, null));
+            return true;
+        }
+
+        /** A fenced write was refused: a violation stops the run; a missing row is an error. */
+        void refused(String refundId, FencedException refusal) {
+            if (!(refusal instanceof FenceViolation v)) {
+                failedWith(refundId, refusal);
+                return;
+            }
+            violation.compareAndSet(null, v);
+            emit("violation", refundId, token, "stored fence " + v.storedFence() + ", state " + v.storedState());
+            if (v.storedFence() != null && v.storedFence() > token) {
+                // The counter is behind the rows (a lagging replica was promoted): raise it, or
+                // every later holder is refused the same way.
+                raiseCounter(lease.resource(), v.storedFence());
+            }
+        }
+
+        void failedWith(String refundId, Exception e) {
+            error.compareAndSet(null, refundId + ": " + e.getMessage());
+            emit("error", refundId, token, e.getMessage());
+        }
+
+        /** {@code claimed} is false for a row found in {@code sending}: it is looked up, then claimed alone. */
+        void process(Row row, boolean claimed) throws SQLException {
             Optional<GatewayRefund> existing = Optional.empty();
-            if (row.state().equals("sending")) {
+            if (!claimed) {
                 // A call for this row may have gone out before its holder stopped: ask first.
                 existing = gateway.findByReference(row.id());
                 emit("checked", row.id(), token, existing.map(r -> "exists " + r.id()).orElse("absent"));
+                if (!stillHeld(row.id())) {
+                    return;
+                }
+                FencedException refusal = claim(List.of(row.id())).get(row.id());
+                if (refusal != null) {
+                    refused(row.id(), refusal);
+                    return;
+                }
+                emit("claimed", row.id(), token, null);
             }
-            if (!stillHeld(row.id())) {
-                return;
-            }
-            try (Connection connection = dataSource.getConnection()) {
-                writes.claim(connection, row.id(), token);
-            }
-            emit("claimed", row.id(), token, null);
             hook.reached(Phase.AFTER_CLAIM, row.id());
             if (violation.get() != null) {
                 return; // another row proved this holder stale: leave the claim for the next holder to look up
@@ -262,11 +366,106 @@ public final class SettlementWorker {
                 return;
             }
             hook.reached(Phase.BEFORE_CONFIRM, row.id());
-            try (Connection connection = dataSource.getConnection()) {
-                writes.confirm(connection, row.id(), token, refund.id());
+            Optional<FencedException> refusal = confirmations.confirm(row.id(), refund.id());
+            if (refusal.isPresent()) {
+                refused(row.id(), refusal.get());
+                return;
             }
             sent.incrementAndGet();
             emit("confirmed", row.id(), token, refund.id());
+        }
+
+        /** Claims the rows in one transaction: all of them, or none when any is refused. */
+        Map<String, FencedException> claim(List<String> ids) throws SQLException {
+            return inTransaction(connection -> {
+                Map<String, FencedException> refusals = writes.claimAll(connection, ids, token);
+                if (!refusals.isEmpty()) {
+                    connection.rollback();
+                }
+                return refusals;
+            });
+        }
+
+        <T> T inTransaction(TransactionWork<T> work) throws SQLException {
+            try (Connection connection = dataSource.getConnection()) {
+                connection.setAutoCommit(false);
+                try {
+                    T result = work.run(connection);
+                    connection.commit();
+                    return result;
+                } catch (SQLException | RuntimeException e) {
+                    try {
+                        connection.rollback();
+                    } catch (SQLException rollbackFailed) {
+                        e.addSuppressed(rollbackFailed);
+                    }
+                    throw e;
+                } finally {
+                    connection.setAutoCommit(true);
+                }
+            }
+        }
+
+        /**
+         * Confirms from the worker's threads, written together (group commit): a thread that
+         * finds no write running writes every confirm waiting, in one transaction, while the others
+         * wait for their answer. Each row keeps its own fenced UPDATE; the batch shares only the
+         * round trip and the commit. With one refund in flight a batch is that one confirm.
+         */
+        final class Confirmations {
+            private final Object lock = new Object();
+            private Map<String, PendingConfirm> waiting = new LinkedHashMap<>();
+            private boolean writing;
+
+            /** Blocks until the confirm is written; says why it was refused, if it was. */
+            Optional<FencedException> confirm(String refundId, String gatewayReference) throws SQLException {
+                PendingConfirm mine = new PendingConfirm(gatewayReference);
+                Map<String, PendingConfirm> batch;
+                boolean interrupted = false;
+                synchronized (lock) {
+                    waiting.put(refundId, mine);
+                    while (writing && !mine.done) {
+                        try {
+                            lock.wait();
+                        } catch (InterruptedException e) {
+                            interrupted = true; // a confirm is not abandoned half-way
+                        }
+                    }
+                    if (interrupted) {
+                        Thread.currentThread().interrupt();
+                    }
+                    if (mine.done) {
+                        return mine.result();
+                    }
+                    writing = true;
+                    batch = waiting;
+                    waiting = new LinkedHashMap<>();
+                }
+                Map<String, FencedException> refusals = Map.of();
+                Throwable failure = null;
+                try {
+                    refusals = write(batch);
+                } catch (Throwable e) {
+                    failure = e;
+                } finally {
+                    synchronized (lock) {
+                        for (Map.Entry<String, PendingConfirm> entry : batch.entrySet()) {
+                            entry.getValue().finish(refusals.get(entry.getKey()), failure);
+                        }
+                        writing = false;
+                        lock.notifyAll();
+                    }
+                }
+                return mine.result();
+            }
+
+            private Map<String, FencedException> write(Map<String, PendingConfirm> batch) throws SQLException {
+                Map<String, String> references = new LinkedHashMap<>();
+                batch.forEach((id, pending) -> references.put(id, pending.gatewayReference));
+                // Confirmed rows are committed even when another row of the batch was refused: their
+                // gateway calls were made, and the record saves the next holder a lookup.
+                return inTransaction(connection -> writes.confirmAll(connection, references, token));
+            }
         }
 
         /** The gateway call with bounded retries under the same key; marks the row failed when they run out. */

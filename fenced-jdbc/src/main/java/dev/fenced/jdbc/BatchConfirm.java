@@ -1,0 +1,49 @@
+package dev.fenced.jdbc;
+
+import dev.fenced.FencedException;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * What a batch confirm did: the ids confirmed under the token, and for each refused id why: a
+ * {@link dev.fenced.FenceViolation} carrying what the row holds now, or a
+ * {@link dev.fenced.RowNotFoundException}.
+ *
+ * <p>Any refusal means a higher token owns a row this holder claimed: stop, and do not retry.
+ */
+public record BatchConfirm(long token, List<Object> confirmed, Map<Object, FencedException> refusals) {
+    public BatchConfirm {
+        confirmed = List.copyOf(confirmed);
+        refusals = Collections.unmodifiableMap(new LinkedHashMap<>(refusals));
+    }
+
+    /** The refused ids. */
+    public List<Object> refused() {
+        return List.copyOf(refusals.keySet());
+    }
+
+    /** Why {@code id} was refused, if it was. */
+    public Optional<FencedException> refusal(Object id) {
+        return Optional.ofNullable(refusals.get(id));
+    }
+
+    /** True when every id was confirmed. */
+    public boolean allConfirmed() {
+        return refusals.isEmpty();
+    }
+
+    /**
+     * Returns this when every id was confirmed.
+     *
+     * @throws FencedException the first refusal otherwise: a {@link dev.fenced.FenceViolation}, as a single confirm would throw
+     */
+    public BatchConfirm requireAll() {
+        if (!refusals.isEmpty()) {
+            throw refusals.values().iterator().next();
+        }
+        return this;
+    }
+}
