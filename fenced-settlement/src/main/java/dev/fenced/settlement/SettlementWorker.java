@@ -41,7 +41,7 @@ import javax.sql.DataSource;
  *
  * <p>With more than one refund in flight, the pending rows are claimed {@code concurrency} at a
  * time in one fenced statement, just before the first of them is sent, and the confirms of refunds
- * that finish together share one transaction (each row still checked by its own fenced UPDATE).
+ * that finish together are written in one batch (each row still checked by its own fenced UPDATE).
  * A stop leaves at most {@code concurrency} claimed rows unsent; the next holder looks them up.
  *
  * <p>A {@link FenceViolation} abandons the batch at once: no retry, no further claim. A lost lease
@@ -408,9 +408,9 @@ public final class SettlementWorker {
 
         /**
          * Confirms from the worker's threads, written together (group commit): a thread that
-         * finds no write running writes every confirm waiting, in one transaction, while the others
+         * finds no write running writes every confirm waiting, in one JDBC batch, while the others
          * wait for their answer. Each row keeps its own fenced UPDATE; the batch shares only the
-         * round trip and the commit. With one refund in flight a batch is that one confirm.
+         * round trip. With one refund in flight a batch is that one confirm.
          */
         final class Confirmations {
             private final Object lock = new Object();
@@ -462,9 +462,13 @@ public final class SettlementWorker {
             private Map<String, FencedException> write(Map<String, PendingConfirm> batch) throws SQLException {
                 Map<String, String> references = new LinkedHashMap<>();
                 batch.forEach((id, pending) -> references.put(id, pending.gatewayReference));
-                // Confirmed rows are committed even when another row of the batch was refused: their
-                // gateway calls were made, and the record saves the next holder a lookup.
-                return inTransaction(connection -> writes.confirmAll(connection, references, token));
+                // Auto-commit: a refused row does not undo the others, whose gateway calls were made
+                // (the record saves the next holder a lookup). PostgreSQL commits the whole batch at
+                // its one Sync message, so a batch costs one round trip.
+                try (Connection connection = dataSource.getConnection()) {
+                    connection.setAutoCommit(true);
+                    return writes.confirmAll(connection, references, token);
+                }
             }
         }
 
