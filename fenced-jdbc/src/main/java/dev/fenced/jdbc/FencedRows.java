@@ -170,7 +170,8 @@ public final class FencedRows {
                 } else if (counts[i] > 0) {
                     confirmed.add(ids.get(i));
                 } else {
-                    // The driver did not count this row (a bulk protocol): look at what the row holds.
+                    // The driver did not count this row (a bulk protocol): look at what the row holds. A
+                    // row this holder had already finished reads the same; it is this holder's either way.
                     FencedException refusal = refusal(connection, ids.get(i), token);
                     if (refusal instanceof FenceViolation v && v.storedFence() != null && v.storedFence() == token
                             && toState.equals(v.storedState())) {

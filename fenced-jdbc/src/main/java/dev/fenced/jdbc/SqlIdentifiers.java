@@ -9,6 +9,7 @@ import java.util.regex.Pattern;
  */
 public final class SqlIdentifiers {
     private static final Pattern PART = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}");
+    private static final Pattern STATE = Pattern.compile("[A-Za-z0-9_]{1,32}");
 
     private SqlIdentifiers() {
     }
@@ -39,7 +40,7 @@ public final class SqlIdentifiers {
 
     /** Returns {@code value} when it is a usable state name: 1 to 32 letters, digits or underscores. */
     static String state(String what, String value) {
-        if (value == null || !value.matches("[A-Za-z0-9_]{1,32}")) {
+        if (value == null || !STATE.matcher(value).matches()) {
             throw new IllegalArgumentException(what + " '" + value + "' must be 1 to 32 letters, digits or underscores");
         }
         return value;

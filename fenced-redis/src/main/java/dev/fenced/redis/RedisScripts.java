@@ -9,6 +9,8 @@ final class RedisScripts {
      * Lease and token in one atomic round trip. The article takes them in two steps (SET NX PX,
      * then INCR): a crash between them leaves a lease without a token, and the second step costs
      * a round trip. Both keys carry the same {resource} hash tag, so this is valid on a cluster.
+     * The usual path is those two commands and nothing else, so the script costs Redis about
+     * what the two steps do; the checks below run only when the counter is missing or behind.
      *
      * <p>The counter must never go backwards. When it is missing, or lower than a token this
      * client has already seen, the script raises it to the floor it was given; without a floor
@@ -22,23 +24,34 @@ final class RedisScripts {
      * </pre>
      */
     static final String ACQUIRE = """
-            if redis.call('EXISTS', KEYS[1]) == 1 then
+            if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
               return {0, redis.call('PTTL', KEYS[1])}
             end
-            local stored = redis.call('GET', KEYS[2])
-            local counter = tonumber(stored or '-1')
+            local token = redis.call('INCR', KEYS[2])
             local seen = tonumber(ARGV[5])
-            if stored == false or counter < seen then
-              if ARGV[3] ~= '' then
-                redis.call('SET', KEYS[2], string.format('%.0f', math.max(tonumber(ARGV[3]), seen, counter, 0)))
-              elseif ARGV[4] == '1' then
-                return {-2, counter}
-              elseif stored ~= false or seen > 0 then
-                return {-1, counter}
-              end
+            if token > 1 and token > seen then
+              return {1, token}
             end
-            redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-            return {1, redis.call('INCR', KEYS[2])}
+            -- INCR found no counter (token 1: a stored counter is never 0) or one behind a token
+            -- already seen. Repair it from the floor, or undo both writes and say why.
+            if ARGV[3] ~= '' then
+              local floor = math.max(tonumber(ARGV[3]), seen, token - 1)
+              redis.call('SET', KEYS[2], string.format('%.0f', floor + 1))
+              return {1, floor + 1}
+            end
+            if token == 1 and ARGV[4] ~= '1' and seen == 0 then
+              return {1, 1}
+            end
+            redis.call('DEL', KEYS[1])
+            if token == 1 then
+              redis.call('DEL', KEYS[2])
+            else
+              redis.call('DECR', KEYS[2])
+            end
+            if ARGV[4] == '1' then
+              return {-2, token - 1}
+            end
+            return {-1, token - 1}
             """;
 
     /** SET NX PX alone, for when tokens come from a durable {@code TokenSource}. */

@@ -25,10 +25,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** The worker against a real Redis, a real PostgreSQL and the gateway over real HTTP. */
 class SettlementWorkerTest {
@@ -155,6 +160,89 @@ class SettlementWorkerTest {
             assertThat(outcome.sent()).isEqualTo(3);
             assertExactlyOnce(gateway.ledger(), merchant, 3);
         }
+    }
+
+    /**
+     * Eight refunds in flight, and a holder with a higher token takes every unsent row over while
+     * one of them waits to confirm: the confirms written in a batch after that are refused row by
+     * row, and the stale worker stops. Without the fence its confirms land on the new holder's rows.
+     */
+    @ParameterizedTest(name = "fencing {0}")
+    @ValueSource(booleans = {true, false})
+    void aTakeoverWhileConfirmsAreBatchedStopsTheStaleWorker(boolean fencing) throws Exception {
+        String merchant = freshMerchant();
+        String prefix = merchant + "_r";
+        RefundSeeder.seed(db, merchant, prefix, 80, new BigDecimal("800.00"), "EUR");
+        List<String> ids = IntStream.rangeClosed(1, 80).mapToObj(n -> RefundSeeder.refundId(prefix, n)).toList();
+        AtomicLong token = new AtomicLong();
+        AtomicReference<List<Object>> takenOver = new AtomicReference<>(List.of());
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ofMillis(5)).build())) {
+            SettlementOutcome outcome = worker(gateway).concurrency(8).fencing(fencing)
+                    .listener(event -> {
+                        if (event.type().equals("acquired")) {
+                            token.set(event.token());
+                        }
+                    })
+                    .phaseHook((phase, refundId) -> {
+                        if (phase == SettlementWorker.Phase.BEFORE_CONFIRM && refundId.equals(ids.get(20))) {
+                            takenOver.set(FencedRows.of(FencedSchema.refundTable()).claimAll(db, ids, token.get() + 1).claimed());
+                        }
+                    })
+                    .build().settle(merchant);
+            assertThat(takenOver.get()).as("rows the new holder took").isNotEmpty();
+            long confirmedOverTheNewHolder = states(merchant, takenOver.get()).getOrDefault("sent", 0L);
+            if (fencing) {
+                assertThat(outcome.result()).isEqualTo(Result.FENCE_VIOLATION);
+                assertThat(outcome.violation().storedFence()).isEqualTo(token.get() + 1);
+                assertThat(confirmedOverTheNewHolder).as("stale confirms accepted").isZero();
+                assertThat(states(merchant, List.copyOf(ids))).containsOnlyKeys("sent", "sending");
+            } else {
+                assertThat(confirmedOverTheNewHolder).as("negative control: stale confirms accepted").isPositive();
+            }
+        }
+    }
+
+    /**
+     * The worker claims a slot's worth of rows in one statement. One row of them is owned by a
+     * higher token: the whole claim is rolled back, nothing reaches the gateway, and the worker
+     * stops. Without the fence the claim takes that row too and the worker refunds it.
+     */
+    @ParameterizedTest(name = "fencing {0}")
+    @ValueSource(booleans = {true, false})
+    void aBatchClaimWithOneRowOwnedByAHigherTokenIsRolledBackWhole(boolean fencing) throws Exception {
+        String merchant = freshMerchant();
+        String prefix = merchant + "_r";
+        RefundSeeder.seed(db, merchant, prefix, 8, new BigDecimal("80.00"), "EUR");
+        String owned = RefundSeeder.refundId(prefix, 5);
+        FencedRows.of(FencedSchema.refundTable()).claim(db, owned, 1_000_000_000L);
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build())) {
+            SettlementOutcome outcome = worker(gateway).concurrency(8).fencing(fencing).build().settle(merchant);
+            List<String> refunded = gateway.ledger().stream().filter(r -> r.merchant().equals(merchant)).map(GatewayRefund::reference).toList();
+            if (fencing) {
+                assertThat(outcome.result()).isEqualTo(Result.FENCE_VIOLATION);
+                assertThat(outcome.violation().rowId()).isEqualTo(owned);
+                assertThat(refunded).isEmpty();
+                assertThat(states(merchant)).containsOnly(Map.entry("pending", 7L), Map.entry("sending", 1L));
+            } else {
+                assertThat(refunded).as("negative control: the owned row is refunded by the stale claim").contains(owned);
+            }
+        }
+    }
+
+    private static Map<String, Long> states(String merchant, List<Object> ids) throws Exception {
+        Map<String, Long> counts = new java.util.TreeMap<>();
+        try (Connection c = db.getConnection(); PreparedStatement s = c.prepareStatement("SELECT state FROM refund WHERE merchant = ? AND id = ?")) {
+            for (Object id : ids) {
+                s.setString(1, merchant);
+                s.setString(2, (String) id);
+                try (ResultSet rs = s.executeQuery()) {
+                    while (rs.next()) {
+                        counts.merge(rs.getString(1), 1L, Long::sum);
+                    }
+                }
+            }
+        }
+        return counts;
     }
 
     static void assertExactlyOnce(List<GatewayRefund> ledger, String merchant, int expected) throws Exception {
