@@ -256,24 +256,35 @@ public final class FencedRows {
 
     /** {@link #claim(Connection, Object, long)} on a connection of its own, in auto-commit. */
     public void claim(DataSource dataSource, Object id, long token) {
-        inAutoCommit(dataSource, connection -> claim(connection, id, token));
+        inAutoCommit(dataSource, connection -> {
+            claim(connection, id, token);
+            return null;
+        });
     }
 
     /** {@link #confirm(Connection, Object, long, Map)} on a connection of its own, in auto-commit. */
     public void confirm(DataSource dataSource, Object id, long token, Map<String, ?> alsoSet) {
-        inAutoCommit(dataSource, connection -> confirm(connection, id, token, alsoSet));
+        inAutoCommit(dataSource, connection -> {
+            confirm(connection, id, token, alsoSet);
+            return null;
+        });
     }
 
-    private interface ConnectionWork {
-        void run(Connection connection);
+    /** {@link #claimAll(Connection, List, long)} on a connection of its own, in auto-commit. */
+    public BatchClaim claimAll(DataSource dataSource, List<?> ids, long token) {
+        return inAutoCommit(dataSource, connection -> claimAll(connection, ids, token));
     }
 
-    private void inAutoCommit(DataSource dataSource, ConnectionWork work) {
+    private interface ConnectionWork<T> {
+        T run(Connection connection);
+    }
+
+    private <T> T inAutoCommit(DataSource dataSource, ConnectionWork<T> work) {
         try (Connection connection = dataSource.getConnection()) {
             if (!connection.getAutoCommit()) {
                 connection.setAutoCommit(true);
             }
-            work.run(connection);
+            return work.run(connection);
         } catch (SQLException e) {
             throw SqlErrors.translate(null, "connection to the database for " + table.table(), e);
         }

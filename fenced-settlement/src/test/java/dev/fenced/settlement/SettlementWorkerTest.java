@@ -214,18 +214,34 @@ class SettlementWorkerTest {
         String prefix = merchant + "_r";
         RefundSeeder.seed(db, merchant, prefix, 8, new BigDecimal("80.00"), "EUR");
         String owned = RefundSeeder.refundId(prefix, 5);
-        FencedRows.of(FencedSchema.refundTable()).claim(db, owned, 1_000_000_000L);
         try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build())) {
-            SettlementOutcome outcome = worker(gateway).concurrency(8).fencing(fencing).build().settle(merchant);
+            SettlementOutcome outcome = worker(gateway).concurrency(8).fencing(fencing)
+                    .listener(event -> {
+                        if (event.type().equals("acquired")) {
+                            // Another holder's higher token reached the row first; it is still pending.
+                            fenceRow(owned, event.token() + 1);
+                        }
+                    })
+                    .build().settle(merchant);
             List<String> refunded = gateway.ledger().stream().filter(r -> r.merchant().equals(merchant)).map(GatewayRefund::reference).toList();
             if (fencing) {
                 assertThat(outcome.result()).isEqualTo(Result.FENCE_VIOLATION);
                 assertThat(outcome.violation().rowId()).isEqualTo(owned);
                 assertThat(refunded).isEmpty();
-                assertThat(states(merchant)).containsOnly(Map.entry("pending", 7L), Map.entry("sending", 1L));
+                assertThat(states(merchant)).as("the claims of the other seven rows were rolled back").containsOnly(Map.entry("pending", 8L));
             } else {
                 assertThat(refunded).as("negative control: the owned row is refunded by the stale claim").contains(owned);
             }
+        }
+    }
+
+    private static void fenceRow(String id, long fence) {
+        try (Connection c = db.getConnection(); PreparedStatement s = c.prepareStatement("UPDATE refund SET fence = ? WHERE id = ?")) {
+            s.setLong(1, fence);
+            s.setString(2, id);
+            s.executeUpdate();
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException(e);
         }
     }
 
