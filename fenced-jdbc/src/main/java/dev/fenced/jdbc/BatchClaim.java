@@ -5,7 +5,6 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 
 /**
  * What a batch claim did: the ids claimed under the token, and for each refused id why: a
@@ -16,20 +15,11 @@ import java.util.Optional;
  * the batch on any refusal: call {@link #requireAll()}; inside a transaction, roll back to undo
  * the claims, otherwise the next holder takes them over.
  */
-public record BatchClaim(long token, List<Object> claimed, Map<Object, FencedException> refusals) {
+public record BatchClaim(long token, List<Object> claimed, Map<Object, FencedException> refusals)
+        implements BatchRefusals {
     public BatchClaim {
         claimed = List.copyOf(claimed);
         refusals = Collections.unmodifiableMap(new LinkedHashMap<>(refusals));
-    }
-
-    /** The refused ids, in the order they were given. */
-    public List<Object> refused() {
-        return List.copyOf(refusals.keySet());
-    }
-
-    /** Why {@code id} was refused, if it was. */
-    public Optional<FencedException> refusal(Object id) {
-        return Optional.ofNullable(refusals.get(id));
     }
 
     /** True when every id was claimed. */

@@ -5,7 +5,6 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 
 /**
  * What a batch confirm did: the ids confirmed under the token, and for each refused id why: a
@@ -14,20 +13,11 @@ import java.util.Optional;
  *
  * <p>Any refusal means a higher token owns a row this holder claimed: stop, and do not retry.
  */
-public record BatchConfirm(long token, List<Object> confirmed, Map<Object, FencedException> refusals) {
+public record BatchConfirm(long token, List<Object> confirmed, Map<Object, FencedException> refusals)
+        implements BatchRefusals {
     public BatchConfirm {
         confirmed = List.copyOf(confirmed);
         refusals = Collections.unmodifiableMap(new LinkedHashMap<>(refusals));
-    }
-
-    /** The refused ids. */
-    public List<Object> refused() {
-        return List.copyOf(refusals.keySet());
-    }
-
-    /** Why {@code id} was refused, if it was. */
-    public Optional<FencedException> refusal(Object id) {
-        return Optional.ofNullable(refusals.get(id));
     }
 
     /** True when every id was confirmed. */
