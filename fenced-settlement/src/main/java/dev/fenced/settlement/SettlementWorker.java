@@ -42,7 +42,8 @@ import javax.sql.DataSource;
  * <p>With more than one refund in flight, the pending rows are claimed {@code concurrency} at a
  * time in one fenced statement, just before the first of them is sent, and the confirms of refunds
  * that finish together are written in one batch (each row still checked by its own fenced UPDATE).
- * A stop leaves at most {@code concurrency} claimed rows unsent; the next holder looks them up.
+ * A stop leaves fewer than twice {@code concurrency} claimed rows unconfirmed (in flight, or
+ * claimed ahead); the next holder looks each one up at the gateway.
  *
  * <p>A {@link FenceViolation} abandons the batch at once: no retry, no further claim. A lost lease
  * (the watchdog) stops new claims. Gateway errors are retried a bounded number of times with the
