@@ -163,24 +163,23 @@ public final class FencedRows {
                 counts = statement.executeBatch();
             }
             List<Object> confirmed = new ArrayList<>();
-            Map<Object, FencedException> refused = new LinkedHashMap<>();
+            List<Object> notWritten = new ArrayList<>();
+            List<Object> uncounted = new ArrayList<>();
             for (int i = 0; i < ids.size(); i++) {
-                if (counts[i] == 0) {
-                    refused.put(ids.get(i), refusal(connection, ids.get(i), token));
-                } else if (counts[i] > 0) {
-                    confirmed.add(ids.get(i));
-                } else {
-                    // The driver did not count this row (a bulk protocol): look at what the row holds. A
-                    // row this holder had already finished reads the same; it is this holder's either way.
-                    FencedException refusal = refusal(connection, ids.get(i), token);
-                    if (refusal instanceof FenceViolation v && v.storedFence() != null && v.storedFence() == token
-                            && toState.equals(v.storedState())) {
-                        confirmed.add(ids.get(i));
-                    } else {
-                        refused.put(ids.get(i), refusal);
-                    }
-                }
+                (counts[i] > 0 ? confirmed : counts[i] == 0 ? notWritten : uncounted).add(ids.get(i));
             }
+            Map<Object, FencedException> refused = new LinkedHashMap<>(refusals(connection, notWritten, token));
+            // The driver did not count these rows (a bulk protocol): a row that now holds the target
+            // state under this token was written by this batch, or had already been finished by this
+            // holder; its own either way.
+            refusals(connection, uncounted, token).forEach((id, refusal) -> {
+                if (refusal instanceof FenceViolation v && v.storedFence() != null && v.storedFence() == token
+                        && toState.equals(v.storedState())) {
+                    confirmed.add(id);
+                } else {
+                    refused.put(id, refusal);
+                }
+            });
             return new BatchConfirm(token, confirmed, refused);
         } catch (SQLException e) {
             throw SqlErrors.translate(dialectOrNull(connection), "batch confirm of " + ids.size() + " rows in " + table.table(), e);
@@ -291,15 +290,7 @@ public final class FencedRows {
     }
 
     private FencedException refusal(Connection connection, Object id, long token) throws SQLException {
-        try (PreparedStatement statement = connection.prepareStatement(sql.readBack)) {
-            statement.setObject(1, id);
-            try (ResultSet rs = statement.executeQuery()) {
-                if (!rs.next()) {
-                    return new RowNotFoundException(table.table(), id);
-                }
-                return new FenceViolation(table.table(), id, token, rs.getLong(2), rs.getString(1));
-            }
-        }
+        return refusals(connection, List.of(id), token).get(id);
     }
 
     /** Why each of {@code ids} was refused, read in one query: what each row holds, or that it is missing. */
@@ -308,7 +299,7 @@ public final class FencedRows {
             return Map.of();
         }
         Map<String, FenceViolation> found = new HashMap<>();
-        try (PreparedStatement statement = connection.prepareStatement(sql.readBackAll + Sql.placeholders(ids.size()) + ")")) {
+        try (PreparedStatement statement = connection.prepareStatement(sql.readBackPrefix + Sql.placeholders(ids.size()) + ")")) {
             for (int i = 0; i < ids.size(); i++) {
                 statement.setObject(i + 1, ids.get(i));
             }

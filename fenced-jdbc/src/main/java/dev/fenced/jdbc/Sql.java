@@ -6,8 +6,7 @@ import java.util.Collections;
 final class Sql {
     final String claim;
     final String confirm;
-    final String readBack;
-    final String readBackAll;
+    final String readBackPrefix;
     final String claimAllPrefix;
 
     Sql(FencedTable t) {
@@ -18,8 +17,7 @@ final class Sql {
         // The confirm is stricter, fence = token: only the holder that claimed a row records its result.
         this.confirm = "UPDATE " + t.table() + " SET " + t.stateColumn() + " = ?%s"
                 + " WHERE " + t.idColumn() + " = ? AND " + t.stateColumn() + " = ? AND " + t.fenceColumn() + " = ?";
-        this.readBack = "SELECT " + t.stateColumn() + ", " + t.fenceColumn() + " FROM " + t.table() + " WHERE " + t.idColumn() + " = ?";
-        this.readBackAll = "SELECT " + t.idColumn() + ", " + t.stateColumn() + ", " + t.fenceColumn() + " FROM " + t.table()
+        this.readBackPrefix = "SELECT " + t.idColumn() + ", " + t.stateColumn() + ", " + t.fenceColumn() + " FROM " + t.table()
                 + " WHERE " + t.idColumn() + " IN (";
         this.claimAllPrefix = "UPDATE " + t.table() + " SET " + t.stateColumn() + " = ?, " + t.fenceColumn() + " = ?"
                 + " WHERE " + t.stateColumn() + " IN (?, ?) AND " + t.fenceColumn() + " < ? AND " + t.idColumn() + " IN (";
