@@ -3,7 +3,6 @@ package dev.fenced.bench;
 import dev.fenced.embedded.EmbeddedPostgresServer;
 import dev.fenced.embedded.EmbeddedRedis;
 import java.util.Collection;
-import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -63,6 +62,7 @@ public final class BenchMain {
                     .append(postgres != null ? "embedded (fsync off)" : "from FENCED_PG_URL").append(", MariaDB ")
                     .append(mariadbUrl != null ? "from FENCED_MARIADB_URL" : "not measured (FENCED_MARIADB_URL unset)").append(".\n\n");
             if (only == null || only.equals("lease")) {
+                report.append(PairedLeases.run(redisUrl, quick));
                 leases(report, quick, 1);
                 leases(report, quick, 8);
             }
@@ -128,19 +128,8 @@ public final class BenchMain {
         return scores;
     }
 
-    /**
-     * Every variant in its own run; fenced and the floor run twice, in the order fenced, floor, the
-     * two baselines, floor, fenced, and count as the mean of their two runs, so that a drift during
-     * the section weighs on both sides of the ratio the target is about.
-     */
     private static void leases(StringBuilder report, boolean quick, int threads) throws RunnerException {
-        Map<String, Double> ops = new LinkedHashMap<>();
-        List<String> order = List.of("fencedOneScript", "floorSetNxNoToken", "articleTwoSteps", "redissonFencedLock",
-                "floorSetNxNoToken", "fencedOneScript");
-        for (String variant : order) {
-            double score = jmh(LeaseBench.class.getName() + "\\." + variant + "$", quick, threads).get(variant);
-            ops.merge(variant, score / Collections.frequency(order, variant), Double::sum);
-        }
+        Map<String, Double> ops = jmh(LeaseBench.class.getName(), quick, threads);
         double floor = ops.get("floorSetNxNoToken");
         report.append("## Acquire + token + release, ").append(threads).append(threads == 1 ? " thread" : " threads").append("\n\n")
                 .append("| variant | cycles/s | time per cycle vs the floor |\n|---|---:|---:|\n");
@@ -148,7 +137,7 @@ public final class BenchMain {
             double score = ops.get(variant);
             report.append(String.format("| %s | %,.0f | %.2fx |%n", variant, score, floor / score));
         }
-        report.append("\nFenced and the floor are each the mean of two runs, in the order fenced, floor, ..., floor, fenced.\n\n");
+        report.append('\n');
     }
 
     private static void tokens(StringBuilder report, boolean quick) throws RunnerException {

@@ -2,6 +2,10 @@ package dev.fenced.redis;
 
 /** The Lua scripts, kept as constants so their text and the reason for each stay together. */
 final class RedisScripts {
+    static final long HELD = 0;
+    static final long COUNTER_LOST = -1;
+    static final long NEED_FLOOR = -2;
+
     private RedisScripts() {
     }
 
@@ -20,27 +24,28 @@ final class RedisScripts {
      * KEYS[1] lock key         ARGV[1] owner id      ARGV[2] ttl in ms
      * KEYS[2] fence key        ARGV[3] floor or ''   ARGV[4] '1' if the caller has a floor source
      *                          ARGV[5] highest token this caller has seen for the resource
-     * returns {1, token} granted | {0, pttl} held | {-1, counter} lost | {-2, counter} need floor
+     * returns the token (from 1) granted | 0 held | -1 counter lost | -2 need a floor; one integer,
+     * which the client reads without decoding a list
      * </pre>
      */
     static final String ACQUIRE = """
             if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-              return {0, redis.call('PTTL', KEYS[1])}
+              return 0
             end
             local token = redis.call('INCR', KEYS[2])
             local seen = tonumber(ARGV[5])
             if token > 1 and token > seen then
-              return {1, token}
+              return token
             end
             -- INCR found no counter (token 1: a stored counter is never 0) or one behind a token
             -- already seen. Repair it from the floor, or undo both writes and say why.
             if ARGV[3] ~= '' then
               local floor = math.max(tonumber(ARGV[3]), seen, token - 1)
               redis.call('SET', KEYS[2], string.format('%.0f', floor + 1))
-              return {1, floor + 1}
+              return floor + 1
             end
             if token == 1 and ARGV[4] ~= '1' and seen == 0 then
-              return {1, 1}
+              return 1
             end
             redis.call('DEL', KEYS[1])
             if token == 1 then
@@ -49,17 +54,17 @@ final class RedisScripts {
               redis.call('DECR', KEYS[2])
             end
             if ARGV[4] == '1' then
-              return {-2, token - 1}
+              return -2
             end
-            return {-1, token - 1}
+            return -1
             """;
 
     /** SET NX PX alone, for when tokens come from a durable {@code TokenSource}. */
     static final String ACQUIRE_LEASE_ONLY = """
             if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-              return {1, 0}
+              return 1
             end
-            return {0, redis.call('PTTL', KEYS[1])}
+            return 0
             """;
 
     /** Compare-and-delete: a stale holder's release must not delete the next holder's lease. */

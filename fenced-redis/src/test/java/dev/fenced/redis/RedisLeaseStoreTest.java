@@ -181,6 +181,25 @@ class RedisLeaseStoreTest extends LeaseStoreContract {
     }
 
     @Test
+    void aFrozenRedisFailsTheCommandWithinItsTimeoutAndAnswersAgainWhenThawed() {
+        try (EmbeddedRedis redis = EmbeddedRedis.start();
+             RedisLeaseStore store = RedisLeaseStore.builder(redis.uri()).commandTimeout(Duration.ofSeconds(1)).build()) {
+            store.tryAcquire("frozen", Duration.ofSeconds(10)).orElseThrow().release();
+            redis.pause();
+            long start = System.nanoTime();
+            try {
+                assertThatThrownBy(() -> store.tryAcquire("frozen", Duration.ofSeconds(10)))
+                        .isInstanceOf(StoreUnavailableException.class).hasMessageContaining("timed out");
+                assertThat(Duration.ofNanos(System.nanoTime() - start)).as("bounded by the command timeout, not hung")
+                        .isLessThan(Duration.ofSeconds(10));
+            } finally {
+                redis.resume();
+            }
+            assertThat(afterReconnect(() -> store.tryAcquire("other", Duration.ofSeconds(10)))).isPresent();
+        }
+    }
+
+    @Test
     void aRealRestartOfRedisLosesTheCounterAndTheFloorKeepsTokensRising() {
         String resource = freshResource();
         AtomicLong highestStored = new AtomicLong();

@@ -1,0 +1,126 @@
+package dev.fenced.bench;
+
+import dev.fenced.Lease;
+import dev.fenced.redis.RedisLeaseStore;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.SetArgs;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+/**
+ * Acquire + token + release, fenced's one script against the floor (SET NX PX and
+ * compare-and-delete, no token), interleaved: blocks of {@value #BLOCK} cycles per thread in the
+ * order fenced, floor, floor, fenced, with every thread on the same side at once, so that both
+ * sides meet the same noise. The JMH table beside it runs each variant on its own.
+ */
+final class PairedLeases {
+    private static final int BLOCK = 200;
+    private static final String CAD = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
+
+    private PairedLeases() {
+    }
+
+    static String run(String redisUrl, boolean quick) throws InterruptedException {
+        int rounds = quick ? 10 : 40;
+        StringBuilder out = new StringBuilder("## Acquire + token + release: fenced against the floor, interleaved\n\n")
+                .append("| threads | fenced cycles/s | floor cycles/s | time per cycle vs the floor | middle half of the per-round ratios |\n")
+                .append("|---:|---:|---:|---:|---:|\n");
+        RedisClient client = RedisClient.create(redisUrl);
+        try (RedisLeaseStore fenced = RedisLeaseStore.builder(redisUrl).build();
+             StatefulRedisConnection<String, String> connection = client.connect()) {
+            RedisCommands<String, String> commands = connection.sync();
+            String cadSha = commands.scriptLoad(CAD);
+            for (int threads : List.of(1, 8)) {
+                List<String> names = new ArrayList<>();
+                for (int i = 0; i < threads; i++) {
+                    names.add("bench:" + UUID.randomUUID());
+                }
+                Side fencedSide = thread -> {
+                    Lease lease = fenced.tryAcquire(names.get(thread), Duration.ofSeconds(30)).orElseThrow();
+                    lease.release();
+                };
+                Side floorSide = thread -> {
+                    String key = "lock:{" + names.get(thread) + "}";
+                    String owner = UUID.randomUUID().toString();
+                    if (!"OK".equals(commands.set(key, owner, SetArgs.Builder.nx().px(30_000)))) {
+                        throw new IllegalStateException("lease not granted");
+                    }
+                    commands.evalsha(cadSha, ScriptOutputType.INTEGER, new String[] {key}, owner);
+                };
+                out.append(measure(threads, rounds, fencedSide, floorSide));
+            }
+        } finally {
+            client.shutdown();
+        }
+        return out.append("\nBlocks of ").append(BLOCK).append(" cycles per thread, fenced, floor, floor, fenced per round, ")
+                .append(rounds).append(" rounds after ").append(rounds / 5).append(" of warm-up; one shared connection per side.\n\n")
+                .toString();
+    }
+
+    @FunctionalInterface
+    private interface Side {
+        void cycle(int thread);
+    }
+
+    private static String measure(int threads, int rounds, Side fenced, Side floor) throws InterruptedException {
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            for (int i = 0; i < rounds / 5; i++) {
+                block(pool, threads, fenced);
+                block(pool, threads, floor);
+            }
+            long fencedNanos = 0;
+            long floorNanos = 0;
+            List<Double> ratios = new ArrayList<>();
+            for (int i = 0; i < rounds; i++) {
+                long f = block(pool, threads, fenced);
+                long b = block(pool, threads, floor);
+                b += block(pool, threads, floor);
+                f += block(pool, threads, fenced);
+                fencedNanos += f;
+                floorNanos += b;
+                ratios.add((double) f / b);
+            }
+            Collections.sort(ratios);
+            double cycles = rounds * 2.0 * BLOCK * threads;
+            return String.format("| %d | %,.0f | %,.0f | %.2fx | %.2fx to %.2fx |%n", threads, cycles / (fencedNanos / 1e9),
+                    cycles / (floorNanos / 1e9), (double) fencedNanos / floorNanos, ratios.get(rounds / 4), ratios.get(rounds * 3 / 4));
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /** Every thread runs one block of the side; returns the wall time until the last one finished. */
+    private static long block(ExecutorService pool, int threads, Side side) throws InterruptedException {
+        CountDownLatch start = new CountDownLatch(1);
+        CountDownLatch done = new CountDownLatch(threads);
+        for (int t = 0; t < threads; t++) {
+            int thread = t;
+            pool.execute(() -> {
+                try {
+                    start.await();
+                    for (int i = 0; i < BLOCK; i++) {
+                        side.cycle(thread);
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                } finally {
+                    done.countDown();
+                }
+            });
+        }
+        long begin = System.nanoTime();
+        start.countDown();
+        done.await();
+        return System.nanoTime() - begin;
+    }
+}
