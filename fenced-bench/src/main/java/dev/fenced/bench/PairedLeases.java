@@ -24,7 +24,6 @@ import java.util.concurrent.Executors;
  */
 final class PairedLeases {
     private static final int BLOCK = 200;
-    private static final String CAD = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
 
     private PairedLeases() {
     }
@@ -38,7 +37,7 @@ final class PairedLeases {
         try (RedisLeaseStore fenced = RedisLeaseStore.builder(redisUrl).build();
              StatefulRedisConnection<String, String> connection = client.connect()) {
             RedisCommands<String, String> commands = connection.sync();
-            String cadSha = commands.scriptLoad(CAD);
+            String cadSha = commands.scriptLoad(LeaseBench.CAD);
             for (int threads : List.of(1, 8)) {
                 List<String> names = new ArrayList<>();
                 for (int i = 0; i < threads; i++) {
