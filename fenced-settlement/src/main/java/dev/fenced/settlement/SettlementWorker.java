@@ -40,10 +40,11 @@ import javax.sql.DataSource;
  * {@code sending} is first looked up at the gateway, since a call for it may already have gone out.
  *
  * <p>With more than one refund in flight, the pending rows are claimed {@code concurrency} at a
- * time in one fenced statement, just before the first of them is sent, and the confirms of refunds
- * that finish together are written in one batch (each row still checked by its own fenced UPDATE).
- * A stop leaves fewer than twice {@code concurrency} claimed rows unconfirmed (in flight, or
- * claimed ahead); the next holder looks each one up at the gateway.
+ * time in one fenced statement, while the previous ones are in flight, and the confirms of refunds
+ * that finish together are written in one batch (each row still checked by its own fenced UPDATE);
+ * a refund's in-flight place goes to the next one as soon as its gateway call has answered. A stop
+ * leaves fewer than three times {@code concurrency} claimed rows unconfirmed (claimed ahead, in
+ * flight, or waiting for their confirm); the next holder looks each one up at the gateway.
  *
  * <p>A {@link FenceViolation} abandons the batch at once: no retry, no further claim. A lost lease
  * (the watchdog) stops new claims. Gateway errors are retried a bounded number of times with the
@@ -143,6 +144,38 @@ public final class SettlementWorker {
         }
     }
 
+    /** One in-flight place, given back once however the refund ends. */
+    private static final class Slot {
+        private final Semaphore slots;
+        private final AtomicBoolean freed = new AtomicBoolean();
+
+        Slot(Semaphore slots) {
+            this.slots = slots;
+        }
+
+        void free() {
+            if (freed.compareAndSet(false, true)) {
+                slots.release();
+            }
+        }
+    }
+
+    /**
+     * Hands a refund whose gateway call has answered from its in-flight slot to one of
+     * {@code concurrency} places waiting for a confirm, so that the next refund can go out while
+     * this one is written, and no more than that many confirms wait at once.
+     */
+    private record ConfirmGate(Slot slot, Semaphore confirming) {
+        void enter() {
+            confirming.acquireUninterruptibly();
+            slot.free();
+        }
+
+        void leave() {
+            confirming.release();
+        }
+    }
+
     /** Runs one settlement of {@code merchant} and says how it ended; never throws for a violation. */
     public SettlementOutcome settle(String merchant) {
         String resource = Merchants.resource(merchant);
@@ -229,38 +262,43 @@ public final class SettlementWorker {
 
         void settle(String merchant) throws SQLException {
             List<Row> rows = unsettled(merchant);
-            ExecutorService pool = Executors.newFixedThreadPool(concurrency, runnable -> {
+            // With more than one in flight, a refund's slot is freed once its gateway call has
+            // answered (its confirm then waits in the group commit on its own thread), and the next
+            // rows are claimed while the current ones are in flight: neither database round trip
+            // holds up the next gateway call. With one in flight every step waits for the last.
+            boolean pipelined = concurrency > 1;
+            ExecutorService pool = Executors.newFixedThreadPool(pipelined ? 2 * concurrency : 1, runnable -> {
                 Thread thread = new Thread(runnable, "settle-" + merchant);
                 thread.setDaemon(true);
                 return thread;
             });
             Semaphore inFlight = new Semaphore(concurrency);
+            Semaphore confirming = new Semaphore(concurrency);
             Set<String> claimedAhead = new HashSet<>();
             try {
                 for (int i = 0; i < rows.size(); i++) {
                     Row row = rows.get(i);
-                    inFlight.acquireUninterruptibly();
-                    if (stopped()) {
-                        inFlight.release();
+                    boolean pending = row.state().equals("pending");
+                    boolean claimNow = pending && !claimedAhead.contains(row.id());
+                    if (pipelined && claimNow && (stopped() || !claimAhead(rows, i, claimedAhead))) {
                         break;
                     }
-                    boolean pending = row.state().equals("pending");
-                    if (pending && !claimedAhead.remove(row.id())) {
-                        if (!claimAhead(rows, i, claimedAhead)) {
-                            inFlight.release();
-                            break;
-                        }
-                        claimedAhead.remove(row.id());
+                    inFlight.acquireUninterruptibly();
+                    Slot slot = new Slot(inFlight);
+                    if (stopped() || (!pipelined && claimNow && !claimAhead(rows, i, claimedAhead))) {
+                        slot.free();
+                        break;
                     }
+                    claimedAhead.remove(row.id());
                     pool.execute(() -> {
                         try {
-                            process(row, pending);
+                            process(row, pending, pipelined ? new ConfirmGate(slot, confirming) : null);
                         } catch (FenceViolation v) {
                             refused(row.id(), v);
                         } catch (RuntimeException | SQLException e) {
                             failedWith(row.id(), e);
                         } finally {
-                            inFlight.release();
+                            slot.free();
                         }
                     });
                 }
@@ -321,8 +359,11 @@ public final class SettlementWorker {
             emit("error", refundId, token, e.getMessage());
         }
 
-        /** {@code claimed} is false for a row found in {@code sending}: it is looked up, then claimed alone. */
-        void process(Row row, boolean claimed) throws SQLException {
+        /**
+         * {@code claimed} is false for a row found in {@code sending}: it is looked up, then claimed
+         * alone. {@code gate} is null when the refund keeps its slot until its confirm is written.
+         */
+        void process(Row row, boolean claimed, ConfirmGate gate) throws SQLException {
             Optional<GatewayRefund> existing = Optional.empty();
             if (!claimed) {
                 // A call for this row may have gone out before its holder stopped: ask first.
@@ -367,7 +408,17 @@ public final class SettlementWorker {
                 return;
             }
             hook.reached(Phase.BEFORE_CONFIRM, row.id());
-            Optional<FencedException> refusal = confirmations.confirm(row.id(), refund.id());
+            Optional<FencedException> refusal;
+            if (gate != null) {
+                gate.enter();
+            }
+            try {
+                refusal = confirmations.confirm(row.id(), refund.id());
+            } finally {
+                if (gate != null) {
+                    gate.leave();
+                }
+            }
             if (refusal.isPresent()) {
                 refused(row.id(), refusal.get());
                 return;

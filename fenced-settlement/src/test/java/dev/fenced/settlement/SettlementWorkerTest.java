@@ -203,6 +203,33 @@ class SettlementWorkerTest {
     }
 
     /**
+     * Four in flight, no renewal, and a lease that expires long before the run could end: the
+     * worker stops claiming when it finds the lease gone, having left fewer than three times its
+     * concurrency rows claimed but unconfirmed (claimed ahead, in flight, waiting for their
+     * confirm). The next holder looks each of them up and finishes the run; nothing is sent twice.
+     */
+    @Test
+    void aLostLeaseLeavesABoundedNumberOfClaimedRowsAndTheNextHolderFinishesThem() throws Exception {
+        String merchant = freshMerchant();
+        int concurrency = 4;
+        RefundSeeder.seed(db, merchant, merchant + "_r", 100, new BigDecimal("1000.00"), "EUR");
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ofMillis(20)).build())) {
+            // 100 refunds at 20 ms, four at a time, take at least 500 ms; the lease lasts 200.
+            SettlementOutcome stopped = worker(gateway).concurrency(concurrency).ttl(Duration.ofMillis(200)).renewal(false)
+                    .checkBeforeWrite(true).build().settle(merchant);
+            assertThat(stopped.result()).isEqualTo(Result.LEASE_LOST);
+            Map<String, Long> left = states(merchant);
+            assertThat(left.getOrDefault("sending", 0L)).as("claimed but unconfirmed").isLessThan(3L * concurrency);
+            assertThat(left.getOrDefault("pending", 0L)).as("rows never claimed").isPositive();
+
+            SettlementOutcome next = worker(gateway).concurrency(concurrency).build().settle(merchant);
+            assertThat(next.result()).isEqualTo(Result.COMPLETED);
+            assertThat(stopped.sent() + next.sent()).isEqualTo(100);
+            assertExactlyOnce(gateway.ledger(), merchant, 100);
+        }
+    }
+
+    /**
      * The worker claims a slot's worth of rows in one statement. One row of them is owned by a
      * higher token: the whole claim is rolled back, nothing reaches the gateway, and the worker
      * stops. Without the fence the claim takes that row too and the worker refunds it.
