@@ -39,13 +39,15 @@ import java.util.concurrent.ConcurrentHashMap;
  * Does not guarantee: exclusivity across a failover to a replica that had not received the lease
  * (the fence still holds), or detection of a lost counter by a fresh process without a floor.
  *
- * <p>Thread-safe; one connection is shared by all callers. Close it to release the connection.
+ * <p>Thread-safe; one connection is shared by all callers: the store's own, closed by
+ * {@link #close()}, or one the caller passes to {@link #builder(StatefulRedisConnection)}.
  */
 public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
     private static final String LOCK_PREFIX = "lock:{";
     private static final String FENCE_PREFIX = "fence:{";
 
     private final String redactedUri;
+    /** Null when the store runs on a connection the caller owns. */
     private final RedisClient client;
     private final StatefulRedisConnection<String, String> connection;
     private final RedisCommands<String, String> commands;
@@ -56,11 +58,18 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
     private final Map<String, Long> highestTokenSeen = new ConcurrentHashMap<>();
 
     private RedisLeaseStore(Builder builder) {
-        this.redactedUri = Redaction.redactUri(builder.uri);
         this.fenceFloor = builder.fenceFloor;
         this.tokenSource = builder.tokenSource;
         this.ownerLabel = builder.ownerLabel;
         this.reseedMargin = builder.reseedMargin;
+        if (builder.sharedConnection != null) {
+            this.redactedUri = "(the caller's connection)";
+            this.client = null;
+            this.connection = builder.sharedConnection;
+            this.commands = connection.sync();
+            return;
+        }
+        this.redactedUri = Redaction.redactUri(builder.uri);
         RedisURI redisUri = parse(builder.uri, redactedUri);
         redisUri.setTimeout(builder.commandTimeout);
         // The sync API waits at most the URI's timeout for each command. Lettuce's TimeoutOptions
@@ -84,7 +93,17 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
      * Sentinel's failovers (a failover can grant a lease twice; the fence still holds).
      */
     public static Builder builder(String uri) {
-        return new Builder(uri);
+        return new Builder(uri, null);
+    }
+
+    /**
+     * Starts a builder for a store on a Lettuce connection the caller already has, so that an
+     * application keeps one connection (and one event-loop thread) for Redis. The connection's own
+     * timeout bounds each command; {@link #close()} leaves the connection open. It must not be put
+     * in MULTI or select another database while the store uses it.
+     */
+    public static Builder builder(StatefulRedisConnection<String, String> connection) {
+        return new Builder(null, Objects.requireNonNull(connection, "connection"));
     }
 
     @Override
@@ -256,8 +275,12 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
         }
     }
 
+    /** Closes the store's own connection; a connection the caller passed in stays open. */
     @Override
     public void close() {
+        if (client == null) {
+            return;
+        }
         connection.close();
         client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
     }
@@ -346,6 +369,7 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
     /** Configures a {@link RedisLeaseStore}; {@link #build()} connects and fails fast. */
     public static final class Builder {
         private final String uri;
+        private final StatefulRedisConnection<String, String> sharedConnection;
         private FenceFloor fenceFloor;
         private TokenSource tokenSource;
         private String ownerLabel;
@@ -353,8 +377,9 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
         private long reseedMargin = 1_000_000;
         private io.lettuce.core.event.command.CommandListener commandListener;
 
-        private Builder(String uri) {
+        private Builder(String uri, StatefulRedisConnection<String, String> sharedConnection) {
             this.uri = uri;
+            this.sharedConnection = sharedConnection;
         }
 
         /** Where to reseed a missing counter from; see {@link FenceFloor}. */
@@ -388,8 +413,15 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
             return this;
         }
 
-        /** How long one command may take before it fails with {@link StoreUnavailableException}. */
+        /**
+         * How long one command may take before it fails with {@link StoreUnavailableException}; 5 s
+         * by default. Not for a store on the caller's connection, which keeps its own timeout.
+         */
         public Builder commandTimeout(Duration commandTimeout) {
+            if (sharedConnection != null) {
+                throw new IllegalStateException("a store on the caller's connection uses that connection's timeout;"
+                        + " set it on the connection (RedisURI.setTimeout)");
+            }
             this.commandTimeout = LeaseArguments.requireValidTtl(commandTimeout);
             return this;
         }
