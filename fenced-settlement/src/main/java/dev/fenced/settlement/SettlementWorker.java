@@ -633,7 +633,7 @@ public final class SettlementWorker {
             return this;
         }
 
-        /** The database holding the {@code refund} table; a pool of at least concurrency + 1 connections. */
+        /** The database holding the {@code refund} table; a pool of at least concurrency + 2 connections. */
         public Builder dataSource(DataSource dataSource) {
             this.dataSource = dataSource;
             return this;
