@@ -2,11 +2,12 @@ package dev.fenced;
 
 import java.time.Duration;
 import java.util.Objects;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Renews a lease in the background at a fraction of its TTL, and tells a listener once when a
@@ -17,40 +18,69 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * cannot renew, and when it resumes it writes before its watchdog has noticed anything. Only the
  * fencing token checked by the database refuses that write.
  *
+ * <p>Watchdogs share a few daemon threads (one scheduler for the process, or one the caller
+ * passes), so that a process holding thousands of renewed leases does not hold a thread for each.
+ * A renewal is one blocking command: a store that hangs delays the other renewals on the same
+ * thread by up to its command timeout, which is why the default TTL fraction leaves two renewals
+ * of slack.
+ *
  * <p>Thread-safe. {@link #close()} stops renewing; it does not release the lease.
  */
 public final class LeaseWatchdog implements AutoCloseable {
     private final Lease lease;
     private final Duration ttl;
     private final LeaseLostListener listener;
-    private final ScheduledExecutorService scheduler;
     private final ScheduledFuture<?> task;
     private final AtomicBoolean lost = new AtomicBoolean();
+    private volatile boolean closed;
 
-    private LeaseWatchdog(Lease lease, Duration ttl, double fraction, LeaseLostListener listener) {
+    private LeaseWatchdog(Lease lease, Duration ttl, double fraction, LeaseLostListener listener,
+                          ScheduledExecutorService scheduler) {
         this.lease = Objects.requireNonNull(lease, "lease");
         this.ttl = LeaseArguments.requireValidTtl(ttl);
         this.listener = Objects.requireNonNull(listener, "listener");
+        Objects.requireNonNull(scheduler, "scheduler");
         if (!(fraction > 0 && fraction < 1)) {
             throw new IllegalArgumentException("renewal fraction must be between 0 and 1 exclusive, got " + fraction);
         }
         long periodMillis = Math.max(1, (long) (ttl.toMillis() * fraction));
-        this.scheduler = Executors.newSingleThreadScheduledExecutor(runnable -> {
-            Thread thread = new Thread(runnable, "fenced-watchdog-" + lease.resource());
-            thread.setDaemon(true);
-            return thread;
-        });
         this.task = scheduler.scheduleWithFixedDelay(this::renewOnce, periodMillis, periodMillis, TimeUnit.MILLISECONDS);
     }
 
-    /** Starts renewing {@code lease} to {@code ttl} every third of the TTL. */
-    public static LeaseWatchdog start(Lease lease, Duration ttl, LeaseLostListener listener) {
-        return new LeaseWatchdog(lease, ttl, 1.0 / 3, listener);
+    /** The process's watchdog threads: daemons, as many as cores (at least two), created on first use. */
+    private static final class SharedScheduler {
+        static final ScheduledExecutorService INSTANCE = create();
+
+        private static ScheduledExecutorService create() {
+            AtomicInteger count = new AtomicInteger();
+            ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(
+                    Math.max(2, Runtime.getRuntime().availableProcessors()), runnable -> {
+                        Thread thread = new Thread(runnable, "fenced-watchdog-" + count.incrementAndGet());
+                        thread.setDaemon(true);
+                        return thread;
+                    });
+            executor.setRemoveOnCancelPolicy(true); // a closed watchdog leaves nothing queued behind
+            return executor;
+        }
     }
 
-    /** Starts renewing {@code lease} to {@code ttl} every {@code fraction} of the TTL. */
+    /** Starts renewing {@code lease} to {@code ttl} every third of the TTL, on the shared threads. */
+    public static LeaseWatchdog start(Lease lease, Duration ttl, LeaseLostListener listener) {
+        return start(lease, ttl, 1.0 / 3, listener);
+    }
+
+    /** Starts renewing {@code lease} to {@code ttl} every {@code fraction} of the TTL, on the shared threads. */
     public static LeaseWatchdog start(Lease lease, Duration ttl, double fraction, LeaseLostListener listener) {
-        return new LeaseWatchdog(lease, ttl, fraction, listener);
+        return new LeaseWatchdog(lease, ttl, fraction, listener, SharedScheduler.INSTANCE);
+    }
+
+    /**
+     * Starts renewing on the caller's scheduler, which the watchdog never shuts down. A scheduler
+     * with one thread renews every lease in turn.
+     */
+    public static LeaseWatchdog start(Lease lease, Duration ttl, double fraction, LeaseLostListener listener,
+                                      ScheduledExecutorService scheduler) {
+        return new LeaseWatchdog(lease, ttl, fraction, listener, scheduler);
     }
 
     /** True once a renewal found the lease gone or failed. A false answer proves nothing. */
@@ -59,6 +89,9 @@ public final class LeaseWatchdog implements AutoCloseable {
     }
 
     private void renewOnce() {
+        if (closed || lost.get()) {
+            return; // cancelled, or lost before the constructor had stored the task to cancel
+        }
         Throwable cause = null;
         boolean renewed;
         try {
@@ -67,15 +100,20 @@ public final class LeaseWatchdog implements AutoCloseable {
             renewed = false;
             cause = e;
         }
-        if (!renewed && lost.compareAndSet(false, true)) {
-            task.cancel(false);
-            scheduler.shutdown();
+        // A renewal that was running when close() was called says nothing: the lease may have
+        // been released since.
+        if (!renewed && !closed && lost.compareAndSet(false, true)) {
+            if (task != null) {
+                task.cancel(false);
+            }
             listener.onLeaseLost(lease, cause);
         }
     }
 
+    /** Stops renewing; a renewal already running finishes, and the listener is not told after this. */
     @Override
     public void close() {
-        scheduler.shutdownNow();
+        closed = true;
+        task.cancel(false);
     }
 }

@@ -3,6 +3,7 @@ package dev.fenced.bench;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fenced.Lease;
+import dev.fenced.LeaseWatchdog;
 import dev.fenced.gateway.GatewayClient;
 import dev.fenced.gateway.GatewayConfig;
 import dev.fenced.gateway.PaymentGateway;
@@ -22,7 +23,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * Heap per held lease and per in-flight refund, from the used heap after full collections before
  * and after: what a worker with 10,000 held leases costs. Thread stacks are not heap and are not
- * counted; an in-flight refund holds one worker thread.
+ * counted; an in-flight refund holds one worker thread, and watchdogs share a few threads.
  */
 final class Footprint {
     private static final int LEASES = 10_000;
@@ -33,6 +34,8 @@ final class Footprint {
 
     static String run(String redisUrl, String pgUrl) throws Exception {
         double perLease;
+        double perWatchdog;
+        int watchdogThreads;
         try (RedisLeaseStore store = RedisLeaseStore.builder(redisUrl).build()) {
             store.tryAcquire("footprint:warm-up", Duration.ofMinutes(5)).orElseThrow().release();
             long before = usedHeap();
@@ -43,6 +46,14 @@ final class Footprint {
             }
             long after = usedHeap();
             perLease = (after - before) / (double) LEASES;
+            int threadsBefore = Thread.activeCount();
+            List<LeaseWatchdog> watchdogs = new ArrayList<>(LEASES);
+            for (Lease lease : held) {
+                watchdogs.add(LeaseWatchdog.start(lease, Duration.ofMinutes(5), (l, cause) -> { }));
+            }
+            perWatchdog = (usedHeap() - after) / (double) LEASES;
+            watchdogThreads = Thread.activeCount() - threadsBefore;
+            watchdogs.forEach(LeaseWatchdog::close);
             for (Lease lease : held) {
                 lease.release();
             }
@@ -83,6 +94,8 @@ final class Footprint {
         return "## Memory\n\n| what | heap |\n|---|---:|\n"
                 + String.format("| per held lease (%,d held) | %,.0f bytes |%n", LEASES, perLease)
                 + String.format("| 10,000 held leases | %,.1f MiB |%n", perLease * 10_000 / (1024 * 1024))
+                + String.format("| per renewal watchdog (%,d running, %d threads between them) | %,.0f bytes |%n", LEASES,
+                        watchdogThreads, perWatchdog)
                 + String.format("| per in-flight refund (%d in flight, gateway answering after 6 s) | %,.0f bytes |%n%n", IN_FLIGHT, perRefund);
     }
 

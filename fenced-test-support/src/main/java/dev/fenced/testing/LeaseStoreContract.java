@@ -15,6 +15,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -180,6 +181,46 @@ public abstract class LeaseStoreContract {
             assertThat(told.await(5, TimeUnit.SECONDS)).as("listener told").isTrue();
             assertThat(lost.get()).isSameAs(lease);
             assertThat(watchdog.isLeaseLost()).isTrue();
+        }
+    }
+
+    /**
+     * Forty watchdogs on one caller's thread and forty on the shared threads keep all eighty leases
+     * past their TTL without a thread per lease; forty leases with no watchdog, taken at the same
+     * time with the same TTL, expire (the control).
+     */
+    @Test
+    void watchdogsShareAFewThreadsAndKeepEveryLeaseAlive() throws Exception {
+        Duration ttl = Duration.ofMillis(900);
+        List<Lease> renewed = new ArrayList<>();
+        List<Lease> unrenewed = new ArrayList<>();
+        for (int i = 0; i < 80; i++) {
+            renewed.add(store().tryAcquire(freshResource(), ttl).orElseThrow());
+        }
+        for (int i = 0; i < 40; i++) {
+            unrenewed.add(store().tryAcquire(freshResource(), ttl).orElseThrow());
+        }
+        ScheduledExecutorService oneThread = Executors.newSingleThreadScheduledExecutor();
+        List<LeaseWatchdog> watchdogs = new ArrayList<>();
+        AtomicInteger lost = new AtomicInteger();
+        try {
+            for (int i = 0; i < renewed.size(); i++) {
+                watchdogs.add(i < 40
+                        ? LeaseWatchdog.start(renewed.get(i), ttl, 1.0 / 3, (l, cause) -> lost.incrementAndGet(), oneThread)
+                        : LeaseWatchdog.start(renewed.get(i), ttl, (l, cause) -> lost.incrementAndGet()));
+            }
+            long watchdogThreads = Thread.getAllStackTraces().keySet().stream()
+                    .filter(t -> t.getName().startsWith("fenced-watchdog-")).count();
+            assertThat(watchdogThreads).as("shared watchdog threads").isLessThanOrEqualTo(Math.max(2, Runtime.getRuntime().availableProcessors()));
+
+            Thread.sleep(2_500);
+            assertThat(lost).as("leases reported lost").hasValue(0);
+            assertThat(renewed).as("renewed leases still held").allMatch(Lease::isHeld);
+            assertThat(unrenewed).as("control: leases without a watchdog expired").noneMatch(Lease::isHeld);
+        } finally {
+            watchdogs.forEach(LeaseWatchdog::close);
+            oneThread.shutdownNow();
+            renewed.forEach(Lease::release);
         }
     }
 
