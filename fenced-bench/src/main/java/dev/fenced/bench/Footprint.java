@@ -46,13 +46,13 @@ final class Footprint {
             }
             long after = usedHeap();
             perLease = (after - before) / (double) LEASES;
-            int threadsBefore = Thread.activeCount();
             List<LeaseWatchdog> watchdogs = new ArrayList<>(LEASES);
             for (Lease lease : held) {
                 watchdogs.add(LeaseWatchdog.start(lease, Duration.ofMinutes(5), (l, cause) -> { }));
             }
             perWatchdog = (usedHeap() - after) / (double) LEASES;
-            watchdogThreads = Thread.activeCount() - threadsBefore;
+            watchdogThreads = (int) Thread.getAllStackTraces().keySet().stream()
+                    .filter(thread -> thread.getName().startsWith("fenced-watchdog-")).count();
             watchdogs.forEach(LeaseWatchdog::close);
             for (Lease lease : held) {
                 lease.release();
@@ -94,7 +94,7 @@ final class Footprint {
         return "## Memory\n\n| what | heap |\n|---|---:|\n"
                 + String.format("| per held lease (%,d held) | %,.0f bytes |%n", LEASES, perLease)
                 + String.format("| 10,000 held leases | %,.1f MiB |%n", perLease * 10_000 / (1024 * 1024))
-                + String.format("| per renewal watchdog (%,d running, %d threads between them) | %,.0f bytes |%n", LEASES,
+                + String.format("| per renewal watchdog (%,d running, %d watchdog threads in the process) | %,.0f bytes |%n", LEASES,
                         watchdogThreads, perWatchdog)
                 + String.format("| per in-flight refund (%d in flight, gateway answering after 6 s) | %,.0f bytes |%n%n", IN_FLIGHT, perRefund);
     }
