@@ -21,8 +21,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>Watchdogs share a few daemon threads (one scheduler for the process, or one the caller
  * passes), so that a process holding thousands of renewed leases does not hold a thread for each.
  * A renewal is one blocking command: a store that hangs delays the other renewals on the same
- * thread by up to its command timeout, which is why the default TTL fraction leaves two renewals
- * of slack.
+ * thread by up to its command timeout (the default TTL fraction leaves two renewals of slack).
+ * Leases on stores that must not delay each other's renewals take a scheduler each.
  *
  * <p>Thread-safe. {@link #close()} stops renewing; it does not release the lease.
  */
