@@ -4,7 +4,7 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.util.List;
 
-/** Binds the parameters of {@link Sql#claimAllPrefix} followed by the ids. */
+/** Binds statement parameters: those of {@link Sql#claimAllPrefix} followed by the ids, and single values. */
 final class BatchParameters {
     private BatchParameters() {
     }
@@ -16,7 +16,24 @@ final class BatchParameters {
         statement.setString(4, table.claimedState());
         statement.setLong(5, token);
         for (int i = 0; i < ids.size(); i++) {
-            statement.setObject(6 + i, ids.get(i));
+            value(statement, 6 + i, ids.get(i));
+        }
+    }
+
+    /**
+     * Binds a row id or a column value by its type where it is a common one: a driver given
+     * {@code setObject} searches its codecs for the type on every call (MariaDB's cost shows in
+     * the paired write bench).
+     */
+    static void value(PreparedStatement statement, int index, Object value) throws SQLException {
+        if (value instanceof String text) {
+            statement.setString(index, text);
+        } else if (value instanceof Long number) {
+            statement.setLong(index, number);
+        } else if (value instanceof Integer number) {
+            statement.setInt(index, number);
+        } else {
+            statement.setObject(index, value);
         }
     }
 }

@@ -76,7 +76,7 @@ public final class FencedRows {
         try (PreparedStatement statement = connection.prepareStatement(sql.claim)) {
             statement.setString(1, table.claimedState());
             statement.setLong(2, token);
-            statement.setObject(3, id);
+            BatchParameters.value(statement, 3, id);
             statement.setString(4, table.pendingState());
             statement.setString(5, table.claimedState());
             statement.setLong(6, token);
@@ -220,9 +220,9 @@ public final class FencedRows {
         int index = 1;
         statement.setString(index++, toState);
         for (String column : finish.columns()) {
-            statement.setObject(index++, alsoSet.get(column));
+            BatchParameters.value(statement, index++, alsoSet.get(column));
         }
-        statement.setObject(index++, id);
+        BatchParameters.value(statement, index++, id);
         statement.setString(index++, table.claimedState());
         statement.setLong(index, token);
     }
@@ -301,7 +301,7 @@ public final class FencedRows {
         Map<String, FenceViolation> found = new HashMap<>();
         try (PreparedStatement statement = connection.prepareStatement(sql.readBackPrefix + Sql.placeholders(ids.size()) + ")")) {
             for (int i = 0; i < ids.size(); i++) {
-                statement.setObject(i + 1, ids.get(i));
+                BatchParameters.value(statement, i + 1, ids.get(i));
             }
             try (ResultSet rs = statement.executeQuery()) {
                 while (rs.next()) {

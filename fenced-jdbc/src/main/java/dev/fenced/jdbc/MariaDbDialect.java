@@ -66,7 +66,7 @@ public final class MariaDbDialect implements JdbcDialect {
             statement.setLong(1, token);
             statement.setString(2, table.claimedState());
             for (int i = 0; i < ids.size(); i++) {
-                statement.setObject(3 + i, ids.get(i));
+                BatchParameters.value(statement, 3 + i, ids.get(i));
             }
             List<Object> claimed = new ArrayList<>();
             try (ResultSet rs = statement.executeQuery()) {
