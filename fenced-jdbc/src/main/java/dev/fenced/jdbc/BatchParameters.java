@@ -21,9 +21,9 @@ final class BatchParameters {
     }
 
     /**
-     * Binds a row id or a column value by its type where it is a common one: a driver given
-     * {@code setObject} searches its codecs for the type on every call (MariaDB's cost shows in
-     * the paired write bench).
+     * Binds a row id or a column value by its type where it is a common one: given
+     * {@code setObject}, a driver looks the value's type up on every call (MariaDB's searches its
+     * list of codecs).
      */
     static void value(PreparedStatement statement, int index, Object value) throws SQLException {
         if (value instanceof String text) {
