@@ -124,13 +124,11 @@ final class PairedLeases {
             StringBuilder rows = new StringBuilder();
             String[] sides = {"fenced", "bare script", "floor"};
             for (int side = 0; side < 3; side++) {
-                String spread = "";
+                String spread = "1.000x | "; // the floor against itself
                 if (side < 2) {
                     List<Double> sorted = ratios.get(side);
                     Collections.sort(sorted);
                     spread = String.format("%.3fx | %.2fx to %.2fx", sorted.get(rounds / 2), sorted.get(rounds / 4), sorted.get(rounds * 3 / 4));
-                } else {
-                    spread = "1.000x | ";
                 }
                 rows.append(String.format("| %d | %s | %,.0f | %.3fx | %s |%n", threads, sides[side], cycles / (nanos[side] / 1e9),
                         (double) nanos[side] / nanos[2], spread));
