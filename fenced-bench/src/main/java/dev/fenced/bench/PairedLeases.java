@@ -9,29 +9,32 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
+import java.util.Arrays;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 
 /**
- * Acquire + token + release, fenced's one script against the floor (SET NX PX and
- * compare-and-delete, no token) and against a bare script of SET NX PX and INCR, interleaved:
- * blocks of {@value #BLOCK} cycles per thread in the order fenced, bare script, floor, floor, bare
- * script, fenced, with every thread on the same side at once, so that all meet the same noise. The
- * JMH table beside it runs each variant on its own.
+ * Acquire + token + release, fenced against the floor (SET NX PX and compare-and-delete, no token)
+ * and against a bare script of SET NX PX and INCR, interleaved cycle by cycle: every thread runs
+ * one cycle of fenced, bare script, floor, floor, bare script, fenced, over and over, and times each
+ * cycle, so that the three sides meet the same noise to within a few hundred microseconds. The
+ * rounds are cut into {@value #BATCHES} batches; the spread of the batch ratios gives the interval.
+ * The JMH table beside it runs each variant on its own.
  */
 final class PairedLeases {
-    private static final int BLOCK = 100;
+    private static final int BATCHES = 20;
 
     private PairedLeases() {
     }
 
     /**
-     * The two commands of fenced's usual path in a script of their own, with nothing else: what
-     * one script with a token costs, apart from the library around it and its counter checks.
+     * A lease and a token in one script on the floor's string lease, with nothing else: what taking
+     * the token inside a script costs over the floor, apart from the library and its counter checks.
      */
     private static final String BARE_SCRIPT = """
             if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
@@ -41,10 +44,11 @@ final class PairedLeases {
             """;
 
     static String run(String redisUrl, boolean quick) throws InterruptedException {
-        int rounds = quick ? 10 : 80;
+        int rounds = quick ? 600 : 10_000;
         StringBuilder out = new StringBuilder("## Acquire + token + release: fenced against the floor, interleaved\n\n")
-                .append("| threads | side | cycles/s | time per cycle vs the floor | median round | middle half of the rounds |\n")
-                .append("|---:|---|---:|---:|---:|---:|\n");
+                .append("| threads | side | cycles/s | time per cycle vs the floor | 95 % interval |\n")
+                .append("|---:|---|---:|---:|---:|\n");
+        String redisCpu = "";
         RedisClient client = RedisClient.create(redisUrl);
         // Every side on one connection: two identical floor loops on two connections differ by 4 to
         // 20 % here, by which event-loop thread serves each; that is not what is compared.
@@ -81,15 +85,51 @@ final class PairedLeases {
                     commands.evalsha(cadSha, ScriptOutputType.INTEGER, new String[] {key}, owner);
                 };
                 out.append(measure(threads, rounds, fencedSide, bareScriptSide, floorSide));
+                if (threads == 1) {
+                    redisCpu = redisCpuPerCycle(commands, quick ? 2_000 : 20_000, fencedSide, bareScriptSide, floorSide);
+                }
             }
         } finally {
             client.shutdown();
         }
-        return out.append("\nBlocks of ").append(BLOCK).append(" cycles per thread in the order fenced, bare script, floor, floor,")
-                .append(" bare script, fenced per round, ").append(rounds).append(" rounds after ").append(rounds / 5)
-                .append(" of warm-up; one connection for all three. The bare script is `SET NX PX` and `INCR` in a script")
-                .append(" of their own, released like the floor: the price of one script with a token, apart from the library.\n\n")
-                .toString();
+        out.append("\nEach thread runs ").append(rounds).append(" rounds (after ").append(rounds / 5)
+                .append(" of warm-up) of one cycle each of fenced, bare script, floor, floor, bare script, fenced; one connection")
+                .append(" for all three. The interval is the mean of the ").append(BATCHES).append(" batch ratios ± 2 standard errors.")
+                .append(" The bare script is `SET NX PX` and `INCR` in a script of their own, released like the floor: one script")
+                .append(" with a token on the floor's string lease, apart from the library.\n\n");
+        return out.append("| side | Redis CPU per cycle | vs the floor |\n|---|---:|---:|\n").append(redisCpu)
+                .append("\nThe Redis server's own CPU time (`INFO cpu`, user + system) per acquire + token + release, each side run")
+                .append(" alone on 1 thread in the order floor, bare script, fenced, fenced, bare script, floor: the work each")
+                .append(" cycle leaves on a Redis that many workers share.\n\n").toString();
+    }
+
+    private static String redisCpuPerCycle(RedisCommands<String, String> commands, int cycles, Side fenced, Side bareScript, Side floor) {
+        Side[] order = {floor, bareScript, fenced, fenced, bareScript, floor};
+        int[] sideOf = {2, 1, 0, 0, 1, 2};
+        double[] seconds = new double[3];
+        for (int i = 0; i < order.length; i++) {
+            double before = redisCpuSeconds(commands);
+            for (int cycle = 0; cycle < cycles; cycle++) {
+                order[i].cycle(0);
+            }
+            seconds[sideOf[i]] += redisCpuSeconds(commands) - before;
+        }
+        StringBuilder rows = new StringBuilder();
+        String[] sides = {"fenced", "bare script", "floor"};
+        for (int side = 0; side < 3; side++) {
+            rows.append(String.format("| %s | %.1f us | %.2fx |%n", sides[side], seconds[side] * 1e6 / (2.0 * cycles), seconds[side] / seconds[2]));
+        }
+        return rows.toString();
+    }
+
+    private static double redisCpuSeconds(RedisCommands<String, String> commands) {
+        double seconds = 0;
+        for (String line : commands.info("cpu").split("\r?\n")) {
+            if (line.startsWith("used_cpu_user:") || line.startsWith("used_cpu_sys:")) {
+                seconds += Double.parseDouble(line.substring(line.indexOf(':') + 1).trim());
+            }
+        }
+        return seconds;
     }
 
     @FunctionalInterface
@@ -98,69 +138,71 @@ final class PairedLeases {
     }
 
     private static String measure(int threads, int rounds, Side fenced, Side bareScript, Side floor) throws InterruptedException {
+        Side[] order = {fenced, bareScript, floor, floor, bareScript, fenced};
+        int[] sideOf = {0, 1, 2, 2, 1, 0};
+        long[][][] nanos = new long[threads][BATCHES][3]; // thread, batch, side
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         try {
-            for (int i = 0; i < rounds / 5; i++) {
-                block(pool, threads, fenced);
-                block(pool, threads, bareScript);
-                block(pool, threads, floor);
+            CountDownLatch start = new CountDownLatch(1);
+            List<Future<?>> runs = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                int thread = t;
+                runs.add(pool.submit(() -> {
+                    start.await();
+                    for (int round = -rounds / 5; round < rounds; round++) {
+                        for (int i = 0; i < order.length; i++) {
+                            long begin = System.nanoTime();
+                            order[i].cycle(thread);
+                            long elapsed = System.nanoTime() - begin;
+                            if (round >= 0) {
+                                nanos[thread][(int) ((long) round * BATCHES / rounds)][sideOf[i]] += elapsed;
+                            }
+                        }
+                    }
+                    return null;
+                }));
             }
-            long[] nanos = new long[3];
-            List<List<Double>> ratios = List.of(new ArrayList<>(), new ArrayList<>());
-            for (int i = 0; i < rounds; i++) {
-                long f = block(pool, threads, fenced);
-                long s = block(pool, threads, bareScript);
-                long b = block(pool, threads, floor);
-                b += block(pool, threads, floor);
-                s += block(pool, threads, bareScript);
-                f += block(pool, threads, fenced);
-                nanos[0] += f;
-                nanos[1] += s;
-                nanos[2] += b;
-                ratios.get(0).add((double) f / b);
-                ratios.get(1).add((double) s / b);
+            start.countDown();
+            for (Future<?> run : runs) {
+                run.get();
             }
-            double cycles = rounds * 2.0 * BLOCK * threads;
-            StringBuilder rows = new StringBuilder();
-            String[] sides = {"fenced", "bare script", "floor"};
-            for (int side = 0; side < 3; side++) {
-                String spread = "1.000x | "; // the floor against itself
-                if (side < 2) {
-                    List<Double> sorted = ratios.get(side);
-                    Collections.sort(sorted);
-                    spread = String.format("%.3fx | %.2fx to %.2fx", sorted.get(rounds / 2), sorted.get(rounds / 4), sorted.get(rounds * 3 / 4));
-                }
-                rows.append(String.format("| %d | %s | %,.0f | %.3fx | %s |%n", threads, sides[side], cycles / (nanos[side] / 1e9),
-                        (double) nanos[side] / nanos[2], spread));
-            }
-            return rows.toString();
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("a lease cycle failed", e.getCause());
         } finally {
             pool.shutdownNow();
         }
+        long[] total = new long[3];
+        double[][] batchRatios = new double[2][BATCHES];
+        for (int batch = 0; batch < BATCHES; batch++) {
+            long[] sum = new long[3];
+            for (int thread = 0; thread < threads; thread++) {
+                for (int side = 0; side < 3; side++) {
+                    sum[side] += nanos[thread][batch][side];
+                }
+            }
+            for (int side = 0; side < 3; side++) {
+                total[side] += sum[side];
+            }
+            batchRatios[0][batch] = (double) sum[0] / sum[2];
+            batchRatios[1][batch] = (double) sum[1] / sum[2];
+        }
+        double cyclesPerSide = 2.0 * rounds * threads;
+        StringBuilder rows = new StringBuilder();
+        String[] sides = {"fenced", "bare script", "floor"};
+        for (int side = 0; side < 3; side++) {
+            // Each side's cycles/s as if it ran alone on all threads: its cycles over its share of the time.
+            double seconds = total[side] / 1e9 / threads;
+            String interval = side < 2 ? interval(batchRatios[side]) : "";
+            rows.append(String.format("| %d | %s | %,.0f | %.3fx | %s |%n", threads, sides[side], cyclesPerSide / seconds,
+                    (double) total[side] / total[2], interval));
+        }
+        return rows.toString();
     }
 
-    /** Every thread runs one block of the side; returns the wall time until the last one finished. */
-    private static long block(ExecutorService pool, int threads, Side side) throws InterruptedException {
-        CountDownLatch start = new CountDownLatch(1);
-        CountDownLatch done = new CountDownLatch(threads);
-        for (int t = 0; t < threads; t++) {
-            int thread = t;
-            pool.execute(() -> {
-                try {
-                    start.await();
-                    for (int i = 0; i < BLOCK; i++) {
-                        side.cycle(thread);
-                    }
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                } finally {
-                    done.countDown();
-                }
-            });
-        }
-        long begin = System.nanoTime();
-        start.countDown();
-        done.await();
-        return System.nanoTime() - begin;
+    private static String interval(double[] ratios) {
+        double mean = Arrays.stream(ratios).average().orElseThrow();
+        double variance = Arrays.stream(ratios).map(r -> (r - mean) * (r - mean)).sum() / (ratios.length - 1);
+        double twoStandardErrors = 2 * Math.sqrt(variance / ratios.length);
+        return String.format("%.3fx to %.3fx", mean - twoStandardErrors, mean + twoStandardErrors);
     }
 }

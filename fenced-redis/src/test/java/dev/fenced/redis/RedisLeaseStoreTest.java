@@ -87,6 +87,20 @@ class RedisLeaseStoreTest extends LeaseStoreContract {
         }
     }
 
+    @Test
+    void aStaleReleaseLeavesTheNextHoldersLease_negativeControlAPlainDelDeletesIt() throws Exception {
+        String resource = freshResource();
+        Lease stale = store.tryAcquire(resource, Duration.ofMillis(100)).orElseThrow();
+        Lease current = awaitLease(resource, Duration.ofSeconds(10));
+        assertThat(stale.release()).isFalse();
+        assertThat(current.isHeld()).as("the compare-and-delete of the stale owner removes nothing").isTrue();
+
+        admin.del(RedisLeaseStore.lockKey(resource)); // what a release without the owner check does
+        assertThat(current.isHeld()).as("control: an unconditional delete takes the current holder's lease").isFalse();
+        assertThat(store.tryAcquire(resource, Duration.ofSeconds(10)).map(Lease::release)).as("control: a third holder gets in")
+                .contains(true);
+    }
+
     private long serverCalls(String command) {
         for (String line : admin.info("commandstats").split("\r?\n")) {
             if (line.startsWith("cmdstat_" + command + ":")) {
