@@ -42,7 +42,7 @@ final class ChaosCommand implements Callable<Integer> {
     @Option(names = "--seed", description = "seed of the fault schedule (default: random, printed)")
     Long seed;
 
-    @Option(names = "--faults", split = ",", description = "of: pause, kill, redis-restart, flushall, failover, db-kill, gateway (default: all)")
+    @Option(names = "--faults", split = ",", description = "of: pause, kill, redis-restart, flushall, failover, db-kill, gateway, gateway-outage, gateway-restart, key-reuse (default: all)")
     List<String> faults;
 
     @Option(names = "--no-fence", description = "the negative control: the same run with fencing off must report violations")

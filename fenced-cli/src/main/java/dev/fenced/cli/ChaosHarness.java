@@ -47,7 +47,12 @@ import java.util.stream.Collectors;
  */
 final class ChaosHarness {
     enum Fault {
-        PAUSE, KILL, REDIS_RESTART, FLUSHALL, FAILOVER, DB_KILL, GATEWAY;
+        PAUSE, KILL, REDIS_RESTART, FLUSHALL, FAILOVER, DB_KILL, GATEWAY, GATEWAY_OUTAGE, GATEWAY_RESTART, KEY_REUSE;
+
+        /** Faults that strike all along rather than at drawn moments. */
+        boolean standing() {
+            return this == GATEWAY || this == KEY_REUSE;
+        }
 
         static Set<Fault> parse(List<String> names) {
             Set<Fault> out = EnumSet.noneOf(Fault.class);
@@ -55,7 +60,8 @@ final class ChaosHarness {
                 try {
                     out.add(Fault.valueOf(name.trim().toUpperCase(Locale.ROOT).replace('-', '_')));
                 } catch (IllegalArgumentException e) {
-                    throw new UsageException("unknown fault '" + name + "'; use pause, kill, redis-restart, flushall, failover, db-kill, gateway");
+                    throw new UsageException("unknown fault '" + name + "'; use pause, kill, redis-restart, flushall, failover, db-kill, gateway,"
+                            + " gateway-outage, gateway-restart, key-reuse");
                 }
             }
             return out;
@@ -71,6 +77,8 @@ final class ChaosHarness {
     }
 
     private static final Duration DRAIN_LIMIT = Duration.ofMinutes(3);
+    /** A job the gateway turned away waits this long before it is handed out again, as a queue's delayed redelivery would. */
+    private static final long GATEWAY_RETRY_DELAY_MS = 1_000;
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final Settings settings;
@@ -79,6 +87,7 @@ final class ChaosHarness {
     private final Deque<String> queue = new ArrayDeque<>();
     private final Map<String, String> holderOfJob = new HashMap<>();
     private final Map<String, Long> handedAt = new HashMap<>();
+    private final Map<String, Long> notBefore = new HashMap<>();
     private final Set<String> done = ConcurrentHashMap.newKeySet();
     private final Map<String, Slot> slots = new LinkedHashMap<>();
     private final List<JsonNode> history = new CopyOnWriteArrayList<>();
@@ -86,6 +95,9 @@ final class ChaosHarness {
     private final List<JsonNode> results = new CopyOnWriteArrayList<>();
     private int workerNumber;
     private Map<String, String> env;
+    private GatewayConfig gatewayConfig;
+    private PaymentGateway gateway;
+    private SecondDeployment secondDeployment;
 
     private static final class Slot {
         final WorkerProcess process;
@@ -115,44 +127,71 @@ final class ChaosHarness {
 
     Map<String, Object> run() throws Exception {
         say("seed " + settings.seed() + " (replay with --seed " + settings.seed() + "), fencing " + (settings.fencing() ? "on" : "OFF"));
+        Path ledger = Files.createTempDirectory("fenced-chaos").resolve("gateway-ledger.jsonl");
         try (EmbeddedRedisFailoverGroup redis = EmbeddedRedisFailoverGroup.start(); EmbeddedPostgresServer postgres = EmbeddedPostgresServer.start();
-             HikariDataSource db = Connections.database(postgres.jdbcUrl(), 3);
-             PaymentGateway gateway = PaymentGateway.start(gatewayConfig())) {
-            List<String> merchants = seed(db);
-            queue.addAll(merchants);
-            env = Map.of("FENCED_REDIS_URL", redis.sentinelUri(), "FENCED_DB_URL", postgres.jdbcUrl(), "FENCED_GATEWAY_URL", gateway.url());
-            for (int i = 0; i < settings.workers(); i++) {
-                startWorker();
-            }
-            long start = System.currentTimeMillis();
-            long faultsEnd = start + settings.duration().toMillis();
-            long nextFault = start + 500;
-            while (System.currentTimeMillis() < faultsEnd) {
-                dispatch();
-                restartStoppedNode(redis, false);
-                if (System.currentTimeMillis() >= nextFault) {
-                    strike(redis, postgres.jdbcUrl());
-                    nextFault = System.currentTimeMillis() + 300 + random.nextInt(900);
+             HikariDataSource db = Connections.database(postgres.jdbcUrl(), 3)) {
+            gateway = PaymentGateway.start(gatewayConfig(0, ledger));
+            gatewayConfig = gatewayConfig(gateway.port(), ledger); // a restart comes back on the same port, with the same ledger
+            try {
+                return run(redis, postgres, db);
+            } finally {
+                if (secondDeployment != null) {
+                    secondDeployment.close();
                 }
-                WorkerProcess.sleep(10);
+                gateway.close();
             }
-            say("faults stop; draining");
-            restartStoppedNode(redis, true);
-            gateway.faultsEnabled(false);
-            for (Slot slot : slots.values()) {
-                resume(slot);
-            }
-            boolean drained = drain(db, merchants);
-            stopWorkers();
-            Map<String, Object> report = check(db, gateway.ledger(), merchants, drained);
-            report.put("seconds", (System.currentTimeMillis() - start) / 1000.0);
-            writeHistory();
-            return report;
         }
     }
 
-    private GatewayConfig gatewayConfig() {
-        GatewayConfig.Builder config = GatewayConfig.builder().latency(settings.gatewayLatency()).seed(settings.seed());
+    private Map<String, Object> run(EmbeddedRedisFailoverGroup redis, EmbeddedPostgresServer postgres, HikariDataSource db) throws Exception {
+        List<String> merchants = seed(db);
+        queue.addAll(merchants);
+        env = Map.of("FENCED_REDIS_URL", redis.sentinelUri(), "FENCED_DB_URL", postgres.jdbcUrl(), "FENCED_GATEWAY_URL", gateway.url());
+        if (settings.faults().contains(Fault.KEY_REUSE)) {
+            secondDeployment = SecondDeployment.start(postgres, env, settings, merchants, history::add);
+            injected.merge(Fault.KEY_REUSE, 1, Integer::sum);
+        }
+        for (int i = 0; i < settings.workers(); i++) {
+            startWorker();
+        }
+        long start = System.currentTimeMillis();
+        long faultsEnd = start + settings.duration().toMillis();
+        long nextFault = start + 500;
+        while (System.currentTimeMillis() < faultsEnd) {
+            dispatch();
+            restartStoppedNode(redis, false);
+            if (System.currentTimeMillis() >= nextFault) {
+                strike(redis, postgres.jdbcUrl());
+                nextFault = System.currentTimeMillis() + 300 + random.nextInt(900);
+            }
+            WorkerProcess.sleep(10);
+        }
+        say("faults stop; draining");
+        restartStoppedNode(redis, true);
+        gateway.faultsEnabled(false);
+        awaitGateway();
+        for (Slot slot : slots.values()) {
+            resume(slot);
+        }
+        boolean drained = drain(db, merchants);
+        stopWorkers();
+        Map<String, Object> report = check(db, gateway.ledger(), merchants, drained);
+        report.put("seconds", (System.currentTimeMillis() - start) / 1000.0);
+        writeHistory();
+        return report;
+    }
+
+    /** Waits for the end of an outage the schedule started, so that the drain runs against a listening gateway. */
+    private void awaitGateway() {
+        long deadline = System.currentTimeMillis() + 30_000;
+        while (!gateway.listening() && System.currentTimeMillis() < deadline) {
+            WorkerProcess.sleep(20);
+        }
+    }
+
+    private GatewayConfig gatewayConfig(int port, Path ledger) {
+        GatewayConfig.Builder config = GatewayConfig.builder().port(port).ledgerFile(ledger).latency(settings.gatewayLatency())
+                .seed(settings.seed());
         if (settings.faults().contains(Fault.GATEWAY)) {
             config.failBefore(0.04).failAfter(0.04).slow(0.01, Duration.ofSeconds(7)); // the client gives up after 5 s
         }
@@ -216,6 +255,9 @@ final class ChaosHarness {
                 if (worker.equals(holderOfJob.get(merchant))) {
                     holderOfJob.remove(merchant);
                     handedAt.remove(merchant);
+                    if (event.path("result").asText().equals("GATEWAY_UNAVAILABLE")) {
+                        notBefore.put(merchant, System.currentTimeMillis() + GATEWAY_RETRY_DELAY_MS);
+                    }
                     if (!done.contains(merchant) && !queue.contains(merchant)) {
                         queue.addLast(merchant);
                     }
@@ -234,6 +276,9 @@ final class ChaosHarness {
                 handedAt.put(job.getKey(), Long.MAX_VALUE / 2);
             }
         }
+        if (secondDeployment != null) {
+            secondDeployment.dispatch();
+        }
         for (Slot slot : new ArrayList<>(slots.values())) {
             if (slot.paused() && now >= slot.pausedUntil) {
                 resume(slot);
@@ -244,7 +289,10 @@ final class ChaosHarness {
                 continue;
             }
             while (slot.capacity.get() > 0 && !slot.paused() && !queue.isEmpty()) {
-                String merchant = queue.pollFirst();
+                String merchant = nextReady(now);
+                if (merchant == null) {
+                    break;
+                }
                 slot.capacity.decrementAndGet();
                 holderOfJob.put(merchant, slot.process.name());
                 handedAt.put(merchant, now);
@@ -256,6 +304,18 @@ final class ChaosHarness {
                 }
             }
         }
+    }
+
+    /** The first queued job whose delay is over, or null. */
+    private String nextReady(long now) {
+        for (String merchant : queue) {
+            if (notBefore.getOrDefault(merchant, 0L) <= now) {
+                queue.remove(merchant);
+                notBefore.remove(merchant);
+                return merchant;
+            }
+        }
+        return null;
     }
 
     private int stoppedPort;
@@ -278,7 +338,7 @@ final class ChaosHarness {
 
     private void strike(EmbeddedRedisFailoverGroup redis, String dbUrl) {
         List<Fault> enabled = new ArrayList<>(settings.faults());
-        enabled.remove(Fault.GATEWAY); // gateway faults run all along, drawn per request
+        enabled.removeIf(Fault::standing);
         if (enabled.isEmpty()) {
             return;
         }
@@ -325,6 +385,19 @@ final class ChaosHarness {
                 }
             }
             case DB_KILL -> terminateBackends(dbUrl);
+            case GATEWAY_OUTAGE -> {
+                if (!gateway.listening()) {
+                    return;
+                }
+                gateway.outage(Duration.ofMillis(2_000 + random.nextInt(3_000))); // longer than a worker's retries
+            }
+            case GATEWAY_RESTART -> {
+                if (!gateway.listening()) {
+                    return;
+                }
+                gateway.close(); // in-flight answers are lost; the ledger on disk is what it comes back with
+                gateway = PaymentGateway.start(gatewayConfig);
+            }
             default -> throw new IllegalStateException("unhandled fault " + fault);
         }
         injected.merge(fault, 1, Integer::sum);
@@ -348,7 +421,7 @@ final class ChaosHarness {
         }
     }
 
-    /** Without faults: retries failed refunds and requeues every merchant not fully sent, until all are. */
+    /** Without faults: requeues every merchant not fully settled, until none is left pending or sending. */
     private boolean drain(HikariDataSource db, List<String> merchants) throws SQLException {
         long deadline = System.currentTimeMillis() + DRAIN_LIMIT.toMillis();
         long nextCheck = 0;
@@ -356,14 +429,14 @@ final class ChaosHarness {
             dispatch();
             if (System.currentTimeMillis() >= nextCheck) {
                 nextCheck = System.currentTimeMillis() + 1_000;
-                Map<String, Long> unsent = unsentByMerchant(db);
-                if (unsent.isEmpty()) {
+                Map<String, Long> unsettled = unsettledByMerchant(db);
+                boolean secondDone = secondDeployment == null || secondDeployment.drained();
+                if (unsettled.isEmpty() && secondDone) {
                     return true;
                 }
                 synchronized (this) {
                     if (queue.isEmpty() && holderOfJob.isEmpty()) {
-                        retryFailed(db);
-                        for (String merchant : unsent.keySet()) {
+                        for (String merchant : unsettled.keySet()) {
                             done.remove(merchant);
                             queue.addLast(merchant);
                         }
@@ -372,20 +445,14 @@ final class ChaosHarness {
             }
             WorkerProcess.sleep(10);
         }
-        return unsentByMerchant(db).isEmpty();
+        return unsettledByMerchant(db).isEmpty() && (secondDeployment == null || secondDeployment.drained());
     }
 
-    /** The operator's retry of refunds the gateway kept refusing: same idempotency key, so never a duplicate. */
-    private static void retryFailed(HikariDataSource db) throws SQLException {
-        try (Connection c = db.getConnection(); Statement s = c.createStatement()) {
-            s.executeUpdate("UPDATE refund SET state = 'pending', failure_reason = NULL WHERE state = 'failed' AND merchant LIKE 'c\\_%'");
-        }
-    }
-
-    private static Map<String, Long> unsentByMerchant(HikariDataSource db) throws SQLException {
+    /** Merchants with refunds still pending or sending; failed ones are the checker's business, not the drain's. */
+    static Map<String, Long> unsettledByMerchant(HikariDataSource db) throws SQLException {
         Map<String, Long> out = new LinkedHashMap<>();
         try (Connection c = db.getConnection(); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("SELECT merchant, COUNT(*) FROM refund WHERE state <> 'sent' AND merchant LIKE 'c\\_%' GROUP BY merchant")) {
+             ResultSet rs = s.executeQuery("SELECT merchant, COUNT(*) FROM refund WHERE state IN ('pending', 'sending') GROUP BY merchant")) {
             while (rs.next()) {
                 out.put(rs.getString(1), rs.getLong(2));
             }
@@ -406,31 +473,22 @@ final class ChaosHarness {
         }
     }
 
-    private record Row(String id, String merchant, BigDecimal amount, String state, long fence) {
-    }
-
     private Map<String, Object> check(HikariDataSource db, List<GatewayRefund> ledger, List<String> merchants, boolean drained)
             throws SQLException {
-        Map<String, Row> rows = new HashMap<>();
-        try (Connection c = db.getConnection(); PreparedStatement s = c.prepareStatement(
-                "SELECT id, merchant, amount, state, fence FROM refund WHERE merchant LIKE 'c\\_%'");
-             ResultSet rs = s.executeQuery()) {
-            while (rs.next()) {
-                rows.put(rs.getString(1), new Row(rs.getString(1), rs.getString(2), rs.getBigDecimal(3), rs.getString(4), rs.getLong(5)));
-            }
+        List<GatewayCrossCheck.Row> rowList = new ArrayList<>(GatewayCrossCheck.rows(db));
+        long reconcileDiscrepancies = GatewayCrossCheck.reconcile(db, gateway.url(), merchants);
+        if (secondDeployment != null) {
+            rowList.addAll(GatewayCrossCheck.rows(secondDeployment.db()));
+            reconcileDiscrepancies += GatewayCrossCheck.reconcile(secondDeployment.db(), gateway.url(), secondDeployment.merchants());
         }
-        Map<String, List<GatewayRefund>> byReference = ledger.stream().collect(Collectors.groupingBy(GatewayRefund::reference));
-        long duplicates = byReference.values().stream().mapToLong(l -> l.size() - 1).sum();
-        long wrongAmount = ledger.stream().filter(r -> rows.get(r.reference()) == null
-                || rows.get(r.reference()).amount().compareTo(r.amount()) != 0).count();
-        long missingAtGateway = rows.keySet().stream().filter(id -> !byReference.containsKey(id)).count();
-        long notSent = rows.values().stream().filter(r -> !r.state().equals("sent")).count();
+        Map<String, GatewayCrossCheck.Row> rows = rowList.stream().collect(Collectors.toMap(GatewayCrossCheck.Row::refundKey, r -> r));
+        Map<String, Long> moneyChecks = GatewayCrossCheck.check(rowList, ledger);
 
         Map<String, List<JsonNode>> confirms = history.stream().filter(e -> e.path("type").asText().equals("confirmed"))
-                .collect(Collectors.groupingBy(e -> e.path("refund").asText()));
+                .collect(Collectors.groupingBy(e -> e.path("merchant").asText() + "/" + e.path("refund").asText()));
         long confirmedTwice = confirms.values().stream().filter(l -> l.size() > 1).count();
         long confirmedByAnotherToken = confirms.entrySet().stream().filter(e -> {
-            Row row = rows.get(e.getKey());
+            GatewayCrossCheck.Row row = rows.get(e.getKey());
             return row != null && e.getValue().stream().anyMatch(c -> c.path("token").asLong() != row.fence());
         }).count();
 
@@ -451,21 +509,19 @@ final class ChaosHarness {
         // the fence still holds, and database-issued tokens are the cure: counted as violations only there.
         boolean redisDataLost = !settings.dbTokens() && (injected.getOrDefault(Fault.FAILOVER, 0) + injected.getOrDefault(Fault.REDIS_RESTART, 0)
                 + injected.getOrDefault(Fault.FLUSHALL, 0)) > 0;
-        long violations = duplicates + wrongAmount + missingAtGateway + notSent + confirmedTwice + confirmedByAnotherToken
-                + (redisDataLost ? 0 : tokenOrder);
+        long violations = moneyChecks.values().stream().mapToLong(Long::longValue).sum() + reconcileDiscrepancies + confirmedTwice
+                + confirmedByAnotherToken + (redisDataLost ? 0 : tokenOrder);
 
-        Map<String, Object> checks = new LinkedHashMap<>();
-        checks.put("refunds created more than once at the gateway", duplicates);
-        checks.put("gateway refunds with a wrong amount or unknown reference", wrongAmount);
-        checks.put("refunds never created at the gateway", missingAtGateway);
-        checks.put("refunds not sent after the drain", notSent);
+        Map<String, Object> checks = new LinkedHashMap<>(moneyChecks);
+        checks.put("discrepancies fenced reconcile reports", reconcileDiscrepancies);
         checks.put("refunds confirmed more than once", confirmedTwice);
         checks.put("refunds confirmed by a token other than the row's", confirmedByAnotherToken);
         checks.put(redisDataLost ? "grants whose token did not increase (Redis lost data: noted, not a violation)"
                 : "grants whose token did not increase", tokenOrder);
 
         Map<String, Object> operations = new LinkedHashMap<>();
-        for (String type : List.of("acquired", "busy", "claimed", "gateway", "confirmed", "violation", "failed", "lease-lost", "error")) {
+        for (String type : List.of("acquired", "busy", "claimed", "gateway", "confirmed", "skipped", "left", "gateway-down", "violation",
+                "failed", "lease-lost", "error")) {
             operations.put(type, history.stream().filter(e -> e.path("type").asText().equals(type)).count());
         }
         Map<String, Object> faults = new LinkedHashMap<>();

@@ -66,7 +66,7 @@ final class ChaosWorkerCommand implements Callable<Integer> {
                                 .ttl(ttl).concurrency(concurrency).fencing(!noFence).name(name)
                                 .listener(event -> EventLines.event(event, job)).build().settle(job);
                     } catch (RuntimeException e) {
-                        outcome = new SettlementOutcome(SettlementOutcome.Result.FAILED, job, 0, 0, 0, 0, null, e.getMessage());
+                        outcome = SettlementOutcome.failedToStart(job, e.getMessage());
                     }
                     EventLines.result(outcome, name);
                     ready();

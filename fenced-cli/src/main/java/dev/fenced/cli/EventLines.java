@@ -39,6 +39,8 @@ final class EventLines {
         line.put("sent", outcome.sent());
         line.put("recovered", outcome.recovered());
         line.put("failed", outcome.failed());
+        line.put("skipped", outcome.skipped());
+        line.put("left", outcome.left());
         if (outcome.violation() != null) {
             line.put("refusedAt", String.valueOf(outcome.violation().rowId()));
             line.put("storedFence", outcome.violation().storedFence());

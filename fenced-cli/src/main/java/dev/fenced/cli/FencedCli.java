@@ -4,10 +4,10 @@ import dev.fenced.internal.Redaction;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
-/** The {@code fenced} command. Exit codes: 0 success, 1 runtime failure, 2 usage error; settle adds 3, 4, 5. */
+/** The {@code fenced} command. Exit codes: 0 success, 1 runtime failure, 2 usage error; settle adds 3 to 7, reconcile 4 and 8. */
 @Command(name = "fenced", mixinStandardHelpOptions = true, version = "fenced 0.1.0",
         description = "Redis leases made safe by fencing every protected write in the database.",
-        subcommands = {SeedCommand.class, GatewayCommand.class, SettleCommand.class, StatusCommand.class, DemoCommand.class,
+        subcommands = {SeedCommand.class, GatewayCommand.class, SettleCommand.class, StatusCommand.class, ReconcileCommand.class, DemoCommand.class,
                 CompareCommand.class, ChaosCommand.class, ChaosWorkerCommand.class})
 public final class FencedCli implements Runnable {
     public static final int RUNTIME_FAILURE = 1;

@@ -2,6 +2,7 @@ package dev.fenced.cli;
 
 import dev.fenced.gateway.GatewayConfig;
 import dev.fenced.gateway.PaymentGateway;
+import java.math.BigDecimal;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.Callable;
@@ -39,14 +40,23 @@ final class GatewayCommand implements Callable<Integer> {
     @Option(names = "--seed", defaultValue = "1", description = "seed of the fault draws (default ${DEFAULT-VALUE})")
     long seed;
 
+    @Option(names = "--refuse-above", paramLabel = "AMOUNT",
+            description = "refuse (422, nothing created) every refund above this amount (default: none)")
+    BigDecimal refuseAbove;
+
+    @Option(names = "--down-for", defaultValue = "0s", converter = DurationConverter.class, paramLabel = "DURATION",
+            description = "start in an outage: refuse connections for this long, then listen (default ${DEFAULT-VALUE})")
+    Duration downFor;
+
     @Override
     public Integer call() throws InterruptedException {
         GatewayConfig config = GatewayConfig.builder().port(port).ledgerFile(ledger).latency(latency)
                 .failBefore(failBefore).failAfter(failAfter).slow(slow, slowDelay)
-                .idempotency(!noIdempotency).seed(seed).build();
+                .idempotency(!noIdempotency).seed(seed).refuseAbove(refuseAbove).downFor(downFor).build();
         PaymentGateway gateway = PaymentGateway.start(config);
         Runtime.getRuntime().addShutdownHook(new Thread(gateway::close, "gateway-stop"));
-        System.out.println("gateway listening on " + gateway.url() + (noIdempotency ? " (idempotency OFF)" : ""));
+        System.out.println("gateway listening on " + gateway.url() + (noIdempotency ? " (idempotency OFF)" : "")
+                + (downFor.isZero() ? "" : " after an outage of " + downFor.toMillis() + " ms"));
         System.out.flush();
         new CountDownLatch(1).await();
         return 0;

@@ -22,11 +22,14 @@ import picocli.CommandLine.Option;
 @Command(name = "settle", mixinStandardHelpOptions = true,
         description = {"Settle one merchant's refunds as one worker process, then exit.",
                 "Exit codes: 0 finished the batch, 3 abandoned it on a fence violation, 4 the lease was held by someone else,",
-                "5 the lease was lost mid-batch, 1 runtime failure, 2 usage error."})
+                "5 the lease was lost mid-batch, 6 the gateway was unavailable (refunds left pending or sending for the next run),",
+                "7 finished, but the gateway refused some refunds (marked failed; see reconcile), 1 runtime failure, 2 usage error."})
 final class SettleCommand implements Callable<Integer> {
     static final int FENCE_VIOLATION = 3;
     static final int LEASE_BUSY = 4;
     static final int LEASE_LOST = 5;
+    static final int GATEWAY_UNAVAILABLE = 6;
+    static final int REJECTED = 7;
 
     @Option(names = "--merchant", required = true, description = "merchant id, e.g. m_4471")
     String merchant;
@@ -94,6 +97,8 @@ final class SettleCommand implements Callable<Integer> {
             report(outcome);
             return switch (outcome.result()) {
                 case COMPLETED -> 0;
+                case REJECTED -> REJECTED;
+                case GATEWAY_UNAVAILABLE -> GATEWAY_UNAVAILABLE;
                 case FENCE_VIOLATION -> FENCE_VIOLATION;
                 case LEASE_BUSY -> LEASE_BUSY;
                 case LEASE_LOST -> LEASE_LOST;
@@ -139,7 +144,8 @@ final class SettleCommand implements Callable<Integer> {
             return;
         }
         System.out.println("settle " + merchant + ": " + outcome.result() + ", token " + outcome.token() + ", " + outcome.sent()
-                + " sent (" + outcome.recovered() + " recovered), " + outcome.failed() + " failed"
+                + " sent (" + outcome.recovered() + " recovered), " + outcome.failed() + " failed, " + outcome.skipped()
+                + " finished by an earlier holder, " + outcome.left() + " left for the next run"
                 + (outcome.violation() == null ? "" : "; " + outcome.violation().getMessage())
                 + (outcome.error() == null ? "" : "; " + outcome.error()));
     }

@@ -30,7 +30,12 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
 
     /** A JDBC URL for the {@code postgres} database as user {@code postgres}. */
     public String jdbcUrl() {
-        return postgres.getJdbcUrl("postgres", "postgres");
+        return jdbcUrl("postgres");
+    }
+
+    /** A JDBC URL for {@code database} as user {@code postgres}; the database must exist. */
+    public String jdbcUrl(String database) {
+        return postgres.getJdbcUrl("postgres", database);
     }
 
     @Override

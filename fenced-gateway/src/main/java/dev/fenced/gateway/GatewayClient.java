@@ -1,17 +1,21 @@
 package dev.fenced.gateway;
 
-import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.fenced.gateway.GatewayException.Outcome;
 import java.io.IOException;
 import java.math.BigDecimal;
+import java.net.ConnectException;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
+import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -19,17 +23,29 @@ import java.util.Optional;
 
 /**
  * The client of {@link PaymentGateway}. Every create carries an idempotency key: sending the same
- * request again with the same key returns the refund already created. Thread-safe.
+ * request again with the same key returns the refund already created, and the same key with other
+ * parameters is refused. Every failure comes out as a {@link GatewayException} whose
+ * {@link GatewayException#outcome() outcome} says what it means for the money; this class is the one
+ * place that decides it. Thread-safe.
  */
 public final class GatewayClient {
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = new ObjectMapper().configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
+    private static final int MAX_REASON = 200;
 
     private final URI base;
+    private final String where;
+    private final String authorization;
     private final HttpClient http;
     private final Duration timeout;
 
-    private GatewayClient(URI base, Duration timeout) {
-        this.base = base;
+    private GatewayClient(URI url, Duration timeout) {
+        // Credentials in the URL become a Basic authorization header and are kept out of every URI
+        // and message from here on.
+        this.base = URI.create(url.getScheme() + "://" + url.getRawAuthority().substring(url.getRawAuthority().lastIndexOf('@') + 1)
+                + (url.getRawPath() == null ? "" : url.getRawPath()));
+        this.authorization = url.getUserInfo() == null ? null
+                : "Basic " + Base64.getEncoder().encodeToString(url.getUserInfo().getBytes(StandardCharsets.UTF_8));
+        this.where = base.getScheme() + "://" + base.getHost() + (base.getPort() < 0 ? "" : ":" + base.getPort());
         this.timeout = timeout;
         this.http = HttpClient.newBuilder().connectTimeout(timeout).version(HttpClient.Version.HTTP_1_1).build();
     }
@@ -37,17 +53,17 @@ public final class GatewayClient {
     /**
      * A client for the gateway at {@code url} ({@code http://host:port}).
      *
-     * @throws IllegalArgumentException for a URL that is not http(s)://host[:port]
+     * @throws IllegalArgumentException for a URL that is not http(s)://host[:port], or a timeout that is not positive
      */
     public static GatewayClient of(String url, Duration timeout) {
         URI uri;
         try {
             uri = URI.create(url);
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("malformed gateway URL '" + url + "'");
+        } catch (IllegalArgumentException | NullPointerException e) {
+            throw new IllegalArgumentException("malformed gateway URL: it must look like http://host:port");
         }
         if (uri.getScheme() == null || !(uri.getScheme().equals("http") || uri.getScheme().equals("https")) || uri.getHost() == null) {
-            throw new IllegalArgumentException("gateway URL must look like http://host:port, got '" + url + "'");
+            throw new IllegalArgumentException("gateway URL must look like http://host:port");
         }
         if (timeout == null || timeout.isNegative() || timeout.isZero()) {
             throw new IllegalArgumentException("gateway timeout must be positive, got " + timeout);
@@ -55,71 +71,119 @@ public final class GatewayClient {
         return new GatewayClient(uri, timeout);
     }
 
-    /** Creates a refund, or gets the one already created under {@code idempotencyKey}. */
+    /**
+     * Creates a refund, or gets the one already created under {@code idempotencyKey} with the same
+     * parameters.
+     *
+     * @throws GatewayException {@link Outcome#REJECTED} for a refusal (including the key reused
+     *     with other parameters), {@link Outcome#UNKNOWN} when the refund may exist,
+     *     {@link Outcome#UNAVAILABLE} when the request was not processed
+     */
     public GatewayRefund createRefund(String idempotencyKey, String reference, String merchant, BigDecimal amount, String currency) {
         Map<String, String> body = new LinkedHashMap<>();
         body.put("reference", reference);
         body.put("merchant", merchant);
         body.put("amount", amount.toPlainString());
         body.put("currency", currency);
+        String what = "refund " + reference;
+        HttpRequest request;
         try {
-            HttpRequest request = HttpRequest.newBuilder(base.resolve("/refunds"))
-                    .timeout(timeout)
+            request = request("/refunds")
                     .header("Content-Type", "application/json")
                     .header("Idempotency-Key", idempotencyKey)
                     .POST(HttpRequest.BodyPublishers.ofByteArray(JSON.writeValueAsBytes(body)))
                     .build();
-            HttpResponse<byte[]> response = send(request, "refund " + reference);
-            return JSON.readValue(response.body(), GatewayRefund.class);
         } catch (IOException e) {
-            throw new GatewayException("unreadable gateway answer for refund " + reference + ": " + e.getMessage(), 0, true, e);
+            throw new GatewayException("could not encode the " + what + ": " + e.getMessage(), 0, Outcome.REJECTED, e);
         }
+        return read(send(request, what), what, GatewayRefund.class);
+    }
+
+    /** The refund created under {@code idempotencyKey}, if any: how a caller in doubt learns what happened. */
+    public Optional<GatewayRefund> findByKey(String idempotencyKey) {
+        return refunds("idempotency_key", idempotencyKey).stream().findFirst();
     }
 
     /** The refunds the gateway holds for {@code reference}; the first, if any. */
     public Optional<GatewayRefund> findByReference(String reference) {
-        HttpRequest request = HttpRequest.newBuilder(base.resolve("/refunds?reference=" + URLEncoder.encode(reference, StandardCharsets.UTF_8)))
-                .timeout(timeout).GET().build();
-        try {
-            JsonNode answer = JSON.readTree(send(request, "lookup of " + reference).body());
-            List<GatewayRefund> refunds = JSON.convertValue(answer.get("refunds"), new TypeReference<>() { });
-            return refunds.stream().findFirst();
-        } catch (IOException e) {
-            throw new GatewayException("unreadable gateway answer for lookup of " + reference, 0, true, e);
-        }
+        return refunds("reference", reference).stream().findFirst();
+    }
+
+    /** Every refund the gateway made for {@code merchant}, in creation order. */
+    public List<GatewayRefund> refundsOf(String merchant) {
+        return refunds("merchant", merchant);
     }
 
     /** Every refund the gateway has created, in order. */
     public List<GatewayRefund> ledger() {
-        HttpRequest request = HttpRequest.newBuilder(base.resolve("/ledger")).timeout(timeout).GET().build();
-        try {
-            JsonNode answer = JSON.readTree(send(request, "ledger").body());
-            return JSON.convertValue(answer.get("refunds"), new TypeReference<>() { });
-        } catch (IOException e) {
-            throw new GatewayException("unreadable gateway ledger", 0, true, e);
+        HttpRequest request = request("/ledger").GET().build();
+        return read(send(request, "ledger"), "ledger", RefundList.class).refunds();
+    }
+
+    private List<GatewayRefund> refunds(String parameter, String value) {
+        String what = "lookup by " + parameter;
+        HttpRequest request = request("/refunds?" + parameter + "=" + URLEncoder.encode(value, StandardCharsets.UTF_8)).GET().build();
+        return read(send(request, what), what, RefundList.class).refunds();
+    }
+
+    record RefundList(List<GatewayRefund> refunds) {
+        RefundList {
+            refunds = refunds == null ? List.of() : List.copyOf(refunds);
         }
+    }
+
+    private <T> T read(HttpResponse<byte[]> response, String what, Class<T> type) {
+        try {
+            return JSON.readValue(response.body(), type);
+        } catch (IOException e) {
+            // A 2xx whose body we cannot read: the call may have done its work.
+            throw new GatewayException("unreadable answer from the gateway at " + where + " to the " + what, response.statusCode(),
+                    Outcome.UNKNOWN, e);
+        }
+    }
+
+    private HttpRequest.Builder request(String pathAndQuery) {
+        HttpRequest.Builder builder = HttpRequest.newBuilder(base.resolve(pathAndQuery)).timeout(timeout);
+        return authorization == null ? builder : builder.header("Authorization", authorization);
     }
 
     private HttpResponse<byte[]> send(HttpRequest request, String what) {
         HttpResponse<byte[]> response;
         try {
             response = http.send(request, HttpResponse.BodyHandlers.ofByteArray());
+        } catch (HttpConnectTimeoutException | ConnectException e) {
+            throw new GatewayException("gateway at " + where + " is unreachable for the " + what + " (" + e.getClass().getSimpleName() + ")",
+                    0, Outcome.UNAVAILABLE, e);
         } catch (IOException e) {
-            throw new GatewayException("gateway at " + base + " did not answer the " + what + ": " + e, 0, true, e);
+            throw new GatewayException("gateway at " + where + " gave no answer to the " + what + " (" + e.getClass().getSimpleName() + ")",
+                    0, Outcome.UNKNOWN, e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new GatewayException("interrupted waiting for the gateway: " + what, 0, true, e);
+            throw new GatewayException("interrupted waiting for the gateway's answer to the " + what, 0, Outcome.UNKNOWN, e);
         }
         int status = response.statusCode();
         if (status >= 200 && status < 300) {
             return response;
         }
-        String error = new String(response.body(), StandardCharsets.UTF_8);
-        throw new GatewayException("gateway answered " + status + " to the " + what + ": " + error, status, status >= 500, null);
+        throw new GatewayException("gateway answered " + status + " to the " + what + ": " + reason(response.body()), status,
+                GatewayException.classify(status), null);
+    }
+
+    /** The gateway's own reason, from its JSON {@code error} field, cut short. */
+    private static String reason(byte[] body) {
+        String text;
+        try {
+            JsonNode error = JSON.readTree(body).path("error");
+            text = error.isMissingNode() ? new String(body, StandardCharsets.UTF_8) : error.asText();
+        } catch (IOException e) {
+            text = new String(body, StandardCharsets.UTF_8);
+        }
+        text = text.replaceAll("\\s+", " ").strip();
+        return text.length() <= MAX_REASON ? text : text.substring(0, MAX_REASON) + "...";
     }
 
     @Override
     public String toString() {
-        return "GatewayClient[" + base + "]";
+        return "GatewayClient[" + where + "]";
     }
 }

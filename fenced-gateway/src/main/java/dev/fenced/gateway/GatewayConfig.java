@@ -1,19 +1,25 @@
 package dev.fenced.gateway;
 
+import java.math.BigDecimal;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Objects;
 
 /**
- * How the simulated gateway behaves: its port, ledger file, latency, faults and whether it honours
- * idempotency keys. Immutable; built by {@link #builder()}.
+ * How the simulated gateway behaves: its port, ledger file, latency, faults, refusals, an outage
+ * at start and whether it honours idempotency keys. Immutable; built by {@link #builder()}, which
+ * checks every value in {@link Builder#build()}.
  *
  * <p>Faults are drawn per request from a seeded random source: {@code failBefore} answers 503
  * without creating anything; {@code failAfter} creates the refund and then answers 500, as a
  * gateway that crashed after committing would; {@code slow} creates it and answers only after
- * {@code slowDelay}, past a client's timeout.
+ * {@code slowDelay}, past a client's timeout. A refusal ({@code refuseAbove}) is not drawn: it is
+ * the same answer every time for the same amount.
  */
 public final class GatewayConfig {
+    /** The largest amount a refund may have: the settlement database keeps amounts as NUMERIC(12,2). */
+    static final BigDecimal MAX_AMOUNT = new BigDecimal("9999999999.99");
+
     private final int port;
     private final Path ledgerFile;
     private final Duration latency;
@@ -23,6 +29,8 @@ public final class GatewayConfig {
     private final Duration slowDelay;
     private final boolean idempotency;
     private final long seed;
+    private final BigDecimal refuseAbove;
+    private final Duration downFor;
 
     private GatewayConfig(Builder b) {
         if (b.port < 0 || b.port > 65535) {
@@ -40,6 +48,8 @@ public final class GatewayConfig {
         this.slowDelay = nonNegative("slow delay", b.slowDelay);
         this.idempotency = b.idempotency;
         this.seed = b.seed;
+        this.refuseAbove = b.refuseAbove == null ? null : refundLimit(b.refuseAbove);
+        this.downFor = nonNegative("down-for", b.downFor);
     }
 
     public static Builder builder() {
@@ -84,6 +94,35 @@ public final class GatewayConfig {
         return seed;
     }
 
+    /** Refunds above this amount are refused (422) and never created; null refuses none. */
+    public BigDecimal refuseAbove() {
+        return refuseAbove;
+    }
+
+    /** How long the gateway stays down after it starts (its port is chosen, then refuses connections). */
+    public Duration downFor() {
+        return downFor;
+    }
+
+    /**
+     * Whether {@code amount} fits a refund: positive, at most two decimals, at most
+     * {@link #MAX_AMOUNT}. Checked on precision and scale alone, so it is cheap for any input:
+     * {@code setScale} or {@code toPlainString} on {@code 1e100000} would build a 100,000-digit number.
+     */
+    static boolean isValidAmount(BigDecimal amount) {
+        return amount.signum() > 0
+                && amount.precision() - amount.scale() <= MAX_AMOUNT.precision() - MAX_AMOUNT.scale()
+                && amount.stripTrailingZeros().scale() <= MAX_AMOUNT.scale();
+    }
+
+    private static BigDecimal refundLimit(BigDecimal limit) {
+        if (!isValidAmount(limit)) {
+            throw new IllegalArgumentException("refuse-above must be a positive amount with at most two decimals, at most "
+                    + MAX_AMOUNT.toPlainString() + ", got " + limit);
+        }
+        return limit.setScale(MAX_AMOUNT.scale());
+    }
+
     private static Duration nonNegative(String what, Duration d) {
         Objects.requireNonNull(d, what);
         if (d.isNegative()) {
@@ -99,7 +138,10 @@ public final class GatewayConfig {
         return p;
     }
 
-    /** Builds a {@link GatewayConfig}: port 0 (any free), in-memory ledger, 20 ms latency, no faults. */
+    /**
+     * Builds a {@link GatewayConfig}: port 0 (any free), in-memory ledger, 20 ms latency, no faults,
+     * no refusals, up at once.
+     */
     public static final class Builder {
         private int port;
         private Path ledgerFile;
@@ -110,6 +152,8 @@ public final class GatewayConfig {
         private Duration slowDelay = Duration.ofSeconds(10);
         private boolean idempotency = true;
         private long seed = 1;
+        private BigDecimal refuseAbove;
+        private Duration downFor = Duration.ZERO;
 
         public Builder port(int port) {
             this.port = port;
@@ -152,6 +196,19 @@ public final class GatewayConfig {
             return this;
         }
 
+        /** Refuses every refund above {@code limit}; null (the default) refuses none. */
+        public Builder refuseAbove(BigDecimal limit) {
+            this.refuseAbove = limit;
+            return this;
+        }
+
+        /** Starts the gateway in an outage of this length; zero (the default) starts it up. */
+        public Builder downFor(Duration downFor) {
+            this.downFor = downFor;
+            return this;
+        }
+
+        /** @throws IllegalArgumentException for a value out of range, with the option's name */
         public GatewayConfig build() {
             return new GatewayConfig(this);
         }

@@ -1,20 +1,44 @@
 package dev.fenced.gateway;
 
 import dev.fenced.FencedException;
+import java.util.Objects;
 
 /**
- * A gateway call failed. {@link #retryable()} says whether the same request may be sent again
- * with the same idempotency key: true for timeouts, connection errors and 5xx answers (the refund
- * may or may not exist), false for a 4xx answer (the request itself is wrong).
+ * A gateway call that did not return a refund, classified by what it means for the money
+ * ({@link Outcome}). The class is decided in one place, {@link GatewayClient}: a caller switches
+ * on {@link #outcome()} and never reads status codes itself.
+ *
+ * <p>Messages name the gateway by scheme, host and port only, and carry the gateway's own reason:
+ * no URL user-info, no configuration.
  */
 public class GatewayException extends FencedException {
-    private final int status;
-    private final boolean retryable;
+    /** What a failed call says about the refund it was about. */
+    public enum Outcome {
+        /**
+         * A definitive business refusal (400, 409 key reused with other parameters, 413, 422): the
+         * refund was not made and sending it again will not change that. The only outcome that may
+         * mark a refund failed.
+         */
+        REJECTED,
+        /**
+         * The request may have reached the gateway (a timeout after sending, a connection reset, a
+         * 5xx, a 408): the refund may or may not exist. Resolved only by a lookup with the same key.
+         */
+        UNKNOWN,
+        /**
+         * The request did not leave, or was turned away before any processing (connection refused,
+         * connect timeout, 401, 403, 404, 405, 429): nothing was made; try again later.
+         */
+        UNAVAILABLE
+    }
 
-    public GatewayException(String message, int status, boolean retryable, Throwable cause) {
+    private final int status;
+    private final Outcome outcome;
+
+    public GatewayException(String message, int status, Outcome outcome, Throwable cause) {
         super(message, cause);
         this.status = status;
-        this.retryable = retryable;
+        this.outcome = Objects.requireNonNull(outcome, "outcome");
     }
 
     /** The HTTP status, or 0 when no answer came. */
@@ -22,7 +46,21 @@ public class GatewayException extends FencedException {
         return status;
     }
 
+    public Outcome outcome() {
+        return outcome;
+    }
+
+    /** Whether the same request may be sent again with the same idempotency key: every outcome but {@link Outcome#REJECTED}. */
     public boolean retryable() {
-        return retryable;
+        return outcome != Outcome.REJECTED;
+    }
+
+    /** The outcome of an HTTP status that is not a success. */
+    public static Outcome classify(int status) {
+        return switch (status) {
+            case 400, 409, 413, 422 -> Outcome.REJECTED;
+            case 408 -> Outcome.UNKNOWN;
+            default -> status >= 500 ? Outcome.UNKNOWN : Outcome.UNAVAILABLE;
+        };
     }
 }

@@ -1,74 +1,85 @@
 package dev.fenced.gateway;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.io.BufferedWriter;
+import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.math.BigDecimal;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Predicate;
 
 /**
- * Every refund the gateway created, in order, appended to a JSON-lines file that is read back on
- * start so that the ledger survives a restart. Thread-safe: one lock orders creations.
+ * Every refund the gateway created, in order, appended to a JSON-lines file and synced to disk
+ * before the creation returns, so that the ledger survives a restart or a crash. Thread-safe: one
+ * lock orders creations, and the idempotency check and the creation happen under it together.
+ *
+ * <p>On open, a last line that does not parse (an append cut short by a crash) is cut off the
+ * file with a warning; a bad line anywhere else is corruption and the ledger refuses to open.
  */
 final class Ledger implements AutoCloseable {
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+    private static final byte NEWLINE = '\n';
 
-    private final List<GatewayRefund> refunds = new ArrayList<>();
-    private final Map<String, GatewayRefund> byKey = new HashMap<>();
-    private final BufferedWriter writer;
+    /** What {@link #createOrReplay} did. */
+    enum Outcome { CREATED, REPLAYED, CONFLICT }
 
-    Ledger(Path file) {
-        try {
-            if (file != null && Files.exists(file)) {
-                for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
-                    if (!line.isBlank()) {
-                        remember(JSON.readValue(line, GatewayRefund.class));
-                    }
-                }
-            }
-            this.writer = file == null ? null : Files.newBufferedWriter(file, StandardCharsets.UTF_8,
-                    StandardOpenOption.CREATE, StandardOpenOption.APPEND);
-        } catch (IOException e) {
-            throw new UncheckedIOException("could not open the gateway ledger " + file, e);
+    /** The refund created, replayed, or (for a conflict) created earlier under the same key. */
+    record Result(Outcome outcome, GatewayRefund refund) {
+    }
+
+    /** A request to create a refund, already validated. */
+    record Request(String key, String reference, String merchant, BigDecimal amount, String currency) {
+        boolean sameAs(GatewayRefund earlier) {
+            return earlier.reference().equals(reference) && earlier.merchant().equals(merchant)
+                    && earlier.amount().compareTo(amount) == 0 && earlier.currency().equals(currency);
         }
     }
 
-    /** The refund created under {@code key}, if any. */
+    private final List<GatewayRefund> refunds = new ArrayList<>();
+    private final Map<String, GatewayRefund> byKey = new HashMap<>();
+    private final FileOutputStream out;
+
+    Ledger(Path file) {
+        this.out = file == null ? null : open(file);
+    }
+
+    /**
+     * Creates a refund; when {@code idempotent}, returns instead the refund already created under
+     * the request's key: replayed if it was created for the same request, a conflict otherwise.
+     */
+    synchronized Result createOrReplay(Request request, boolean idempotent) {
+        GatewayRefund earlier = idempotent ? byKey.get(request.key()) : null;
+        if (earlier != null) {
+            return new Result(request.sameAs(earlier) ? Outcome.REPLAYED : Outcome.CONFLICT, earlier);
+        }
+        GatewayRefund refund = new GatewayRefund(String.format("gw_%06d", refunds.size() + 1), request.key(),
+                request.reference(), request.merchant(), request.amount(), request.currency(), System.currentTimeMillis());
+        append(refund);
+        remember(refund);
+        return new Result(Outcome.CREATED, refund);
+    }
+
+    /** The refund created under {@code key}, if any (the first one when idempotency is off). */
     synchronized Optional<GatewayRefund> byKey(String key) {
         return Optional.ofNullable(byKey.get(key));
     }
 
-    /**
-     * Creates a refund, or returns the one already created under the key when {@code idempotent}.
-     *
-     * @return the refund and whether it was created by this call
-     */
-    synchronized Map.Entry<GatewayRefund, Boolean> create(String key, String reference, String merchant, BigDecimal amount,
-                                                          String currency, boolean idempotent) {
-        if (idempotent) {
-            GatewayRefund existing = byKey.get(key);
-            if (existing != null) {
-                return Map.entry(existing, false);
-            }
-        }
-        GatewayRefund refund = new GatewayRefund(String.format("gw_%06d", refunds.size() + 1), key, reference, merchant,
-                amount, currency, System.currentTimeMillis());
-        append(refund);
-        remember(refund);
-        return Map.entry(refund, true);
-    }
-
-    synchronized List<GatewayRefund> byReference(String reference) {
-        return refunds.stream().filter(r -> r.reference().equals(reference)).toList();
+    /** The refunds that match, in creation order. */
+    synchronized List<GatewayRefund> matching(Predicate<GatewayRefund> filter) {
+        return refunds.stream().filter(filter).toList();
     }
 
     synchronized List<GatewayRefund> all() {
@@ -80,24 +91,109 @@ final class Ledger implements AutoCloseable {
         byKey.putIfAbsent(refund.idempotencyKey(), refund);
     }
 
+    private FileOutputStream open(Path file) {
+        try {
+            if (Files.exists(file)) {
+                load(file);
+            }
+            // A stream, not a FileChannel: an interrupted handler thread would close a channel mid-append.
+            return new FileOutputStream(file.toFile(), true);
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not open the gateway ledger " + file + ": " + e.getMessage(), e);
+        }
+    }
+
+    private void load(Path file) throws IOException {
+        byte[] bytes = Files.readAllBytes(file);
+        int start = 0;
+        for (int number = 1; start < bytes.length; number++) {
+            int newline = indexOf(bytes, NEWLINE, start);
+            int end = newline < 0 ? bytes.length : newline;
+            String line = new String(bytes, start, end - start, StandardCharsets.UTF_8);
+            if (!line.isBlank()) {
+                Optional<GatewayRefund> refund = parse(line);
+                if (refund.isEmpty()) {
+                    if (isBlank(bytes, end)) {
+                        dropTornTail(file, start, bytes.length - start);
+                        return;
+                    }
+                    throw new IllegalStateException("the gateway ledger " + file + " is corrupt at line " + number
+                            + " (not a refund, and not the last line): " + shorten(line));
+                }
+                remember(refund.get());
+                if (newline < 0) {
+                    endWithNewline(file); // the crash came between the record and its newline
+                }
+            }
+            start = end + 1;
+        }
+    }
+
+    private static Optional<GatewayRefund> parse(String line) {
+        try {
+            return Optional.ofNullable(JSON.readValue(line, GatewayRefund.class)).filter(Ledger::complete);
+        } catch (JsonProcessingException e) {
+            return Optional.empty();
+        }
+    }
+
+    private static boolean complete(GatewayRefund r) {
+        return r.id() != null && r.idempotencyKey() != null && r.reference() != null && r.merchant() != null
+                && r.amount() != null && r.currency() != null;
+    }
+
+    private static void dropTornTail(Path file, long keep, long dropped) throws IOException {
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.WRITE)) {
+            channel.truncate(keep);
+            channel.force(true);
+        }
+        System.err.println("gateway: dropped a torn last line of the ledger " + file + " (" + dropped + " bytes)");
+    }
+
+    private static void endWithNewline(Path file) throws IOException {
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.WRITE, StandardOpenOption.APPEND)) {
+            channel.write(ByteBuffer.wrap(new byte[] {NEWLINE}));
+            channel.force(true);
+        }
+    }
+
     private void append(GatewayRefund refund) {
-        if (writer == null) {
+        if (out == null) {
             return;
         }
         try {
-            writer.write(JSON.writeValueAsString(refund));
-            writer.newLine();
-            writer.flush();
+            byte[] json = JSON.writeValueAsBytes(refund);
+            byte[] line = Arrays.copyOf(json, json.length + 1);
+            line[json.length] = NEWLINE;
+            out.write(line); // one write, so that a crash tears at most this line
+            out.getFD().sync(); // durable before the caller hears "created"
         } catch (IOException e) {
-            throw new UncheckedIOException("could not append to the gateway ledger", e);
+            throw new UncheckedIOException("could not append to the gateway ledger: " + e.getMessage(), e);
         }
+    }
+
+    private static int indexOf(byte[] bytes, byte b, int from) {
+        for (int i = from; i < bytes.length; i++) {
+            if (bytes[i] == b) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private static boolean isBlank(byte[] bytes, int from) {
+        return new String(bytes, from, bytes.length - from, StandardCharsets.UTF_8).isBlank();
+    }
+
+    private static String shorten(String text) {
+        return text.length() <= 80 ? text : text.substring(0, 80) + "...";
     }
 
     @Override
     public synchronized void close() {
-        if (writer != null) {
+        if (out != null) {
             try {
-                writer.close();
+                out.close();
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }

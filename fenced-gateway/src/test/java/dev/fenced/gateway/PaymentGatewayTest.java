@@ -41,7 +41,8 @@ class PaymentGatewayTest {
             client.createRefund("r_815", "r_815", "m_4471", AMOUNT, "EUR");
             assertThatThrownBy(() -> client.createRefund("r_815", "r_815", "m_4471", new BigDecimal("70.26"), "EUR"))
                     .isInstanceOfSatisfying(GatewayException.class, e -> {
-                        assertThat(e.status()).isEqualTo(422);
+                        assertThat(e.status()).isEqualTo(409);
+                        assertThat(e.outcome()).isEqualTo(GatewayException.Outcome.REJECTED);
                         assertThat(e.retryable()).isFalse();
                     });
             assertThat(gateway.ledger()).hasSize(1);
@@ -79,9 +80,13 @@ class PaymentGatewayTest {
         try (PaymentGateway gateway = PaymentGateway.start(fast().failAfter(1.0).build())) {
             GatewayClient client = GatewayClient.of(gateway.url(), Duration.ofSeconds(5));
             assertThatThrownBy(() -> client.createRefund("r_1", "r_1", "m_1", AMOUNT, "EUR"))
-                    .isInstanceOfSatisfying(GatewayException.class, e -> assertThat(e.retryable()).isTrue());
+                    .isInstanceOfSatisfying(GatewayException.class, e -> assertThat(e.outcome()).isEqualTo(GatewayException.Outcome.UNKNOWN));
             assertThat(gateway.ledger()).hasSize(1);
             assertThat(client.findByReference("r_1")).isPresent();
+            assertThat(client.findByKey("r_1")).isPresent();
+            assertThat(client.findByKey("r_2")).isEmpty();
+            assertThat(client.refundsOf("m_1")).hasSize(1);
+            assertThat(client.refundsOf("m_2")).isEmpty();
         }
     }
 
@@ -90,7 +95,10 @@ class PaymentGatewayTest {
         try (PaymentGateway gateway = PaymentGateway.start(fast().failBefore(1.0).build())) {
             GatewayClient client = GatewayClient.of(gateway.url(), Duration.ofSeconds(5));
             assertThatThrownBy(() -> client.createRefund("r_1", "r_1", "m_1", AMOUNT, "EUR"))
-                    .isInstanceOfSatisfying(GatewayException.class, e -> assertThat(e.status()).isEqualTo(503));
+                    .isInstanceOfSatisfying(GatewayException.class, e -> {
+                        assertThat(e.status()).isEqualTo(503);
+                        assertThat(e.outcome()).as("a 5xx may have been processed").isEqualTo(GatewayException.Outcome.UNKNOWN);
+                    });
             assertThat(gateway.ledger()).isEmpty();
         }
     }
@@ -100,9 +108,55 @@ class PaymentGatewayTest {
         try (PaymentGateway gateway = PaymentGateway.start(fast().slow(1.0, Duration.ofSeconds(2)).build())) {
             GatewayClient client = GatewayClient.of(gateway.url(), Duration.ofMillis(300));
             assertThatThrownBy(() -> client.createRefund("r_1", "r_1", "m_1", AMOUNT, "EUR"))
-                    .isInstanceOfSatisfying(GatewayException.class, e -> assertThat(e.status()).isZero());
+                    .isInstanceOfSatisfying(GatewayException.class, e -> {
+                        assertThat(e.status()).isZero();
+                        assertThat(e.outcome()).isEqualTo(GatewayException.Outcome.UNKNOWN);
+                    });
             assertThat(gateway.ledger()).hasSize(1);
         }
+    }
+
+    /** Nothing listens: the request never left, so nothing can have been made; the message names no credentials. */
+    @Test
+    void aRefusedConnectionIsUnavailableAndItsMessageCarriesNoCredentials() {
+        int port;
+        try (PaymentGateway gateway = PaymentGateway.start(fast().build())) {
+            port = gateway.port();
+        }
+        GatewayClient client = GatewayClient.of("http://operator:s3cret%40pw@127.0.0.1:" + port, Duration.ofSeconds(2));
+        assertThatThrownBy(() -> client.createRefund("k", "r_1", "m_1", AMOUNT, "EUR"))
+                .isInstanceOfSatisfying(GatewayException.class, e -> {
+                    assertThat(e.outcome()).isEqualTo(GatewayException.Outcome.UNAVAILABLE);
+                    assertThat(e.getMessage()).contains("127.0.0.1:" + port).doesNotContain("s3cret").doesNotContain("operator");
+                });
+        assertThat(client.toString()).doesNotContain("s3cret");
+    }
+
+    /** A definitive business refusal is the only answer classed as rejected on a create. */
+    @Test
+    void aRefusalIsRejectedAndCreatesNothing() {
+        try (PaymentGateway gateway = PaymentGateway.start(fast().refuseAbove(new BigDecimal("50.00")).build())) {
+            GatewayClient client = GatewayClient.of(gateway.url(), Duration.ofSeconds(5));
+            assertThatThrownBy(() -> client.createRefund("k1", "r_1", "m_1", AMOUNT, "EUR"))
+                    .isInstanceOfSatisfying(GatewayException.class, e -> {
+                        assertThat(e.status()).isEqualTo(422);
+                        assertThat(e.outcome()).isEqualTo(GatewayException.Outcome.REJECTED);
+                        assertThat(e.getMessage()).contains("exceeds");
+                    });
+            assertThat(gateway.ledger()).isEmpty();
+        }
+    }
+
+    @Test
+    void statusCodesAreClassifiedInOnePlace() {
+        assertThat(GatewayException.classify(400)).isEqualTo(GatewayException.Outcome.REJECTED);
+        assertThat(GatewayException.classify(409)).isEqualTo(GatewayException.Outcome.REJECTED);
+        assertThat(GatewayException.classify(422)).isEqualTo(GatewayException.Outcome.REJECTED);
+        assertThat(GatewayException.classify(401)).as("a wrong credential is no verdict on the refund").isEqualTo(GatewayException.Outcome.UNAVAILABLE);
+        assertThat(GatewayException.classify(429)).isEqualTo(GatewayException.Outcome.UNAVAILABLE);
+        assertThat(GatewayException.classify(408)).isEqualTo(GatewayException.Outcome.UNKNOWN);
+        assertThat(GatewayException.classify(500)).isEqualTo(GatewayException.Outcome.UNKNOWN);
+        assertThat(GatewayException.classify(504)).isEqualTo(GatewayException.Outcome.UNKNOWN);
     }
 
     @Test

@@ -339,7 +339,7 @@ abstract class FencedRowsContract {
         String id = "r_" + UUID.randomUUID().toString().substring(0, 8);
         try (Connection c = dataSource.getConnection()) {
             update(c, "INSERT INTO refund (id, merchant, seq, amount, currency) VALUES (?, ?, ?, ?, ?)",
-                    id, "m_test", 1, new java.math.BigDecimal("70.25"), "EUR");
+                    id, "m_" + id, 1, new java.math.BigDecimal("70.25"), "EUR");
             FencedRows refunds = FencedRows.of(FencedSchema.refundTable());
             refunds.claim(c, id, 33);
             refunds.confirm(c, id, 33, Map.of("gateway_reference", "gw_1"));

@@ -8,6 +8,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.UUID;
 import javax.sql.DataSource;
 
 /**
@@ -18,6 +19,11 @@ import javax.sql.DataSource;
  * even share: with the article's 1,200 refunds and 84,300.00 EUR, r_815 is 70.25.
  */
 public final class RefundSeeder {
+    /** The largest amount the refund table holds: NUMERIC(12, 2). */
+    public static final BigDecimal MAX_AMOUNT = new BigDecimal("9999999999.99");
+    private static final long MAX_AMOUNT_CENTS = 999_999_999_999L;
+    private static final int MAX_TOTAL_DIGITS = 16;
+
     private RefundSeeder() {
     }
 
@@ -46,6 +52,10 @@ public final class RefundSeeder {
         }
         if (total == null || total.signum() <= 0) {
             throw new IllegalArgumentException("total must be positive, got " + (total == null ? null : total.toPlainString()));
+        }
+        // Checked before any arithmetic: 1e999999999 parses, and its plain form has a billion digits.
+        if (total.precision() - total.scale() > MAX_TOTAL_DIGITS) {
+            throw new IllegalArgumentException("total is over the limit of " + MAX_TOTAL_DIGITS + " digits before the decimal point");
         }
         if (total.stripTrailingZeros().scale() > 2) {
             throw new IllegalArgumentException("total " + total.toPlainString() + " has more than two decimals");
@@ -79,6 +89,10 @@ public final class RefundSeeder {
         }
         List<BigDecimal> out = new ArrayList<>(count);
         for (long amount : amounts) {
+            if (amount > MAX_AMOUNT_CENTS) {
+                throw new IllegalArgumentException("total " + total.toPlainString() + " split into " + count
+                        + " refunds gives refunds above the amount column's limit of " + MAX_AMOUNT.toPlainString());
+            }
             out.add(BigDecimal.valueOf(amount, 2));
         }
         return out;
@@ -113,47 +127,78 @@ public final class RefundSeeder {
         try (Connection connection = dataSource.getConnection()) {
             connection.setAutoCommit(false);
             try {
-                try (PreparedStatement existing = connection.prepareStatement("SELECT COUNT(*) FROM refund WHERE merchant = ?")) {
-                    existing.setString(1, merchant);
-                    try (ResultSet rs = existing.executeQuery()) {
-                        rs.next();
-                        if (rs.getLong(1) > 0) {
-                            throw new IllegalStateException("merchant " + merchant + " already has " + rs.getLong(1) + " refunds");
-                        }
-                    }
-                }
-                try (PreparedStatement taken = connection.prepareStatement("SELECT merchant FROM refund WHERE id = ?")) {
-                    taken.setString(1, refundId(idPrefix, 1));
-                    try (ResultSet rs = taken.executeQuery()) {
-                        if (rs.next()) {
-                            throw new IllegalStateException("refund id " + refundId(idPrefix, 1) + " is already used by merchant "
-                                    + rs.getString(1) + "; seed with another id prefix");
-                        }
-                    }
-                }
-                try (PreparedStatement insert = connection.prepareStatement(
-                        "INSERT INTO refund (id, merchant, seq, amount, currency) VALUES (?, ?, ?, ?, ?)")) {
-                    for (int i = 0; i < count; i++) {
-                        insert.setString(1, refundId(idPrefix, i + 1));
-                        insert.setString(2, merchant);
-                        insert.setInt(3, i + 1);
-                        insert.setBigDecimal(4, amounts.get(i));
-                        insert.setString(5, currency);
-                        insert.addBatch();
-                        if (i % 500 == 499) {
-                            insert.executeBatch();
-                        }
-                    }
-                    insert.executeBatch();
-                }
+                requireUnseeded(connection, merchant, idPrefix);
+                insert(connection, merchant, idPrefix, amounts, currency);
                 connection.commit();
                 return count;
             } catch (SQLException | RuntimeException e) {
                 connection.rollback();
+                if (e instanceof SQLException sql && isUniqueViolation(sql)) {
+                    // The checks above passed, then a concurrent seed or another merchant took the ids:
+                    // the unique indexes on (merchant, seq) and id decide, and this seed wrote nothing.
+                    requireUnseeded(connection, merchant, idPrefix);
+                    throw new IllegalStateException("refund ids " + refundId(idPrefix, 1) + " to " + refundId(idPrefix, count)
+                            + " collide with refunds already stored; seed with another id prefix");
+                }
                 throw e;
             }
         } catch (SQLException e) {
             throw new StoreUnavailableException("seeding refunds for " + merchant + " failed: " + e.getMessage(), e);
         }
+    }
+
+    /** Refuses a merchant that already has refunds, or a prefix whose first id another merchant holds. */
+    private static void requireUnseeded(Connection connection, String merchant, String idPrefix) throws SQLException {
+        try (PreparedStatement existing = connection.prepareStatement("SELECT COUNT(*) FROM refund WHERE merchant = ?")) {
+            existing.setString(1, merchant);
+            try (ResultSet rs = existing.executeQuery()) {
+                rs.next();
+                if (rs.getLong(1) > 0) {
+                    throw new IllegalStateException("merchant " + merchant + " already has " + rs.getLong(1) + " refunds");
+                }
+            }
+        }
+        try (PreparedStatement taken = connection.prepareStatement("SELECT merchant FROM refund WHERE id = ?")) {
+            taken.setString(1, refundId(idPrefix, 1));
+            try (ResultSet rs = taken.executeQuery()) {
+                if (rs.next()) {
+                    throw new IllegalStateException("refund id " + refundId(idPrefix, 1) + " is already used by merchant "
+                            + rs.getString(1) + "; seed with another id prefix");
+                }
+            }
+        }
+    }
+
+    /** Inserts the rows, each with an idempotency key of its own (a random UUID: unique across deployments). */
+    private static void insert(Connection connection, String merchant, String idPrefix, List<BigDecimal> amounts, String currency)
+            throws SQLException {
+        try (PreparedStatement insert = connection.prepareStatement(
+                "INSERT INTO refund (id, merchant, seq, amount, currency, idempotency_key) VALUES (?, ?, ?, ?, ?, ?)")) {
+            for (int i = 0; i < amounts.size(); i++) {
+                insert.setString(1, refundId(idPrefix, i + 1));
+                insert.setString(2, merchant);
+                insert.setInt(3, i + 1);
+                insert.setBigDecimal(4, amounts.get(i));
+                insert.setString(5, currency);
+                insert.setString(6, UUID.randomUUID().toString());
+                insert.addBatch();
+                if (i % 500 == 499) {
+                    insert.executeBatch();
+                }
+            }
+            insert.executeBatch();
+        }
+    }
+
+    /** SQLSTATE 23505 on PostgreSQL, 23000 with error 1062 on MariaDB; a batch wraps it one level down. */
+    private static boolean isUniqueViolation(SQLException e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof SQLException sql && ("23505".equals(sql.getSQLState())
+                    || ("23000".equals(sql.getSQLState()) && sql.getErrorCode() == 1062))) {
+                return true;
+            }
+        }
+        SQLException next = e.getNextException();
+        return next != null && next != e && isUniqueViolation(next);
     }
 }

@@ -25,6 +25,9 @@ interface RefundWrites {
 
     void fail(Connection connection, String id, long token, String reason) throws SQLException;
 
+    /** Puts a claimed row back to {@code pending}: no request for it reached the gateway. */
+    void release(Connection connection, String id, long token) throws SQLException;
+
     /** The article's design: the database refuses a stale token. */
     static RefundWrites fenced() {
         FencedRows rows = FencedRows.of(FencedSchema.refundTable());
@@ -44,6 +47,11 @@ interface RefundWrites {
             @Override
             public void fail(Connection connection, String id, long token, String reason) {
                 rows.finish(connection, id, token, "failed", Map.of("failure_reason", truncate(reason)));
+            }
+
+            @Override
+            public void release(Connection connection, String id, long token) {
+                rows.finish(connection, id, token, "pending", Map.of());
             }
         };
     }
@@ -75,6 +83,11 @@ interface RefundWrites {
             @Override
             public void fail(Connection connection, String id, long token, String reason) throws SQLException {
                 update(connection, "UPDATE refund SET state = 'failed', failure_reason = ? WHERE id = ?", truncate(reason), id);
+            }
+
+            @Override
+            public void release(Connection connection, String id, long token) throws SQLException {
+                update(connection, "UPDATE refund SET state = 'pending', fence = ? WHERE id = ?", token, id);
             }
 
             private void update(Connection connection, String sql, Object first, String id) throws SQLException {

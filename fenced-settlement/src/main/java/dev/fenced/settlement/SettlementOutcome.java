@@ -8,16 +8,30 @@ import dev.fenced.FenceViolation;
  * @param token the token the worker held, 0 when it took no lease
  * @param sent refunds this run confirmed
  * @param recovered of those, refunds found in {@code sending} that the gateway already had
- * @param failed refunds marked failed after the gateway kept failing
+ * @param failed refunds marked failed on a definitive refusal, or on a gateway refund that did not match the row
+ * @param skipped refunds an earlier holder finished (sent or failed) after this run read them
+ * @param left refunds this run read and left pending or sending for the next run
  * @param violation the refusal that ended the run, or null
  * @param error what stopped a {@link Result#FAILED} run, or null
  */
-public record SettlementOutcome(Result result, String merchant, long token, int sent, int recovered, int failed,
-                                FenceViolation violation, String error) {
+public record SettlementOutcome(Result result, String merchant, long token, int sent, int recovered, int failed, int skipped,
+                                int left, FenceViolation violation, String error) {
+
+    /** A run that could not start, e.g. its worker could not be built. */
+    public static SettlementOutcome failedToStart(String merchant, String error) {
+        return new SettlementOutcome(Result.FAILED, merchant, 0, 0, 0, 0, 0, 0, null, error);
+    }
 
     public enum Result {
-        /** Every refund that was pending or sending when the run began is now sent or failed. */
+        /** Every refund that was pending or sending when the run began is now sent (by this run or an earlier holder). */
         COMPLETED,
+        /** Every refund has a definitive answer, but the gateway refused some: they are marked failed with the reason. */
+        REJECTED,
+        /**
+         * The gateway was unreachable or left outcomes in doubt: the worker stopped claiming and left
+         * refunds pending or sending (never failed) for the next run, which looks each one up first.
+         */
+        GATEWAY_UNAVAILABLE,
         /** A fenced write was refused: another holder owns the merchant now; the batch was abandoned. */
         FENCE_VIOLATION,
         /** Another holder's lease was live; nothing was done. */

@@ -7,10 +7,8 @@ import dev.fenced.LeaseArguments;
 import dev.fenced.LeaseStore;
 import dev.fenced.LeaseWatchdog;
 import dev.fenced.gateway.GatewayClient;
-import dev.fenced.gateway.GatewayException;
 import dev.fenced.gateway.GatewayRefund;
 import dev.fenced.settlement.SettlementOutcome.Result;
-import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -20,12 +18,14 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -47,8 +47,17 @@ import javax.sql.DataSource;
  * flight, or waiting for their confirm); the next holder looks each one up at the gateway.
  *
  * <p>A {@link FenceViolation} abandons the batch at once: no retry, no further claim. A lost lease
- * (the watchdog) stops new claims. Gateway errors are retried a bounded number of times with the
- * same key; a refund that keeps failing is marked {@code failed} with its reason, never lost.
+ * (the watchdog) stops new claims. A row an earlier holder finished after this run read it (its
+ * fence below this token, its state sent or failed) is skipped, not a violation.
+ *
+ * <p>Every gateway call and lookup carries the row's own idempotency key, and a row changes state
+ * only on a definitive answer ({@link GatewayAnswer}): a matching refund confirms it; a refusal, or
+ * a refund that does not match the row, marks it {@code failed} with the reason; an answer in doubt
+ * leaves it {@code sending} for a lookup; a request that never left puts it back to
+ * {@code pending}. Retries are bounded, with backoff and jitter. After {@code gatewayFailureLimit}
+ * refunds in a row end without an answer, the worker stops claiming, lets what is in flight end,
+ * releases its lease and reports {@link SettlementOutcome.Result#GATEWAY_UNAVAILABLE}: an outage
+ * never marks a refund failed.
  *
  * <p>The fence makes the rows safe; the idempotency key makes the gateway call safe. Neither the
  * lease nor the watchdog does. One worker instance settles one merchant at a time; it is not
@@ -73,6 +82,8 @@ public final class SettlementWorker {
     private final Duration ttl;
     private final int concurrency;
     private final int gatewayAttempts;
+    private final Duration gatewayBackoff;
+    private final int gatewayFailureLimit;
     private final RefundWrites writes;
     private final boolean renewal;
     private final boolean checkBeforeWrite;
@@ -93,6 +104,14 @@ public final class SettlementWorker {
             throw new IllegalArgumentException("gateway attempts must be 1 to 20, got " + b.gatewayAttempts);
         }
         this.gatewayAttempts = b.gatewayAttempts;
+        if (b.gatewayBackoff == null || b.gatewayBackoff.isNegative() || b.gatewayBackoff.compareTo(Duration.ofSeconds(10)) > 0) {
+            throw new IllegalArgumentException("gateway backoff must be 0 to 10 s, got " + b.gatewayBackoff);
+        }
+        this.gatewayBackoff = b.gatewayBackoff;
+        if (b.gatewayFailureLimit < 1 || b.gatewayFailureLimit > 1000) {
+            throw new IllegalArgumentException("gateway failure limit must be 1 to 1000, got " + b.gatewayFailureLimit);
+        }
+        this.gatewayFailureLimit = b.gatewayFailureLimit;
         this.writes = b.fencing ? RefundWrites.fenced() : RefundWrites.unfenced();
         this.renewal = b.renewal;
         this.checkBeforeWrite = b.checkBeforeWrite;
@@ -103,9 +122,6 @@ public final class SettlementWorker {
 
     public static Builder builder() {
         return new Builder();
-    }
-
-    private record Row(String id, String merchant, BigDecimal amount, String currency, String state) {
     }
 
     @FunctionalInterface
@@ -182,7 +198,7 @@ public final class SettlementWorker {
         Optional<Lease> acquired = leases.tryAcquire(resource, ttl);
         if (acquired.isEmpty()) {
             emit("busy", null, 0, resource);
-            return new SettlementOutcome(Result.LEASE_BUSY, merchant, 0, 0, 0, 0, null, null);
+            return new SettlementOutcome(Result.LEASE_BUSY, merchant, 0, 0, 0, 0, 0, 0, null, null);
         }
         Lease lease = acquired.get();
         long token = lease.token();
@@ -235,7 +251,12 @@ public final class SettlementWorker {
         final AtomicInteger sent = new AtomicInteger();
         final AtomicInteger recovered = new AtomicInteger();
         final AtomicInteger failed = new AtomicInteger();
+        final AtomicInteger gatewayFailuresInARow = new AtomicInteger();
+        final AtomicBoolean gatewayDown = new AtomicBoolean();
+        final Set<String> skipped = ConcurrentHashMap.newKeySet();
         final Confirmations confirmations = new Confirmations();
+        final GatewayCalls calls = new GatewayCalls(gateway, gatewayAttempts, gatewayBackoff, this::stopped);
+        int read;
 
         Run(Lease lease, AtomicBoolean leaseLost) {
             this.lease = lease;
@@ -257,11 +278,22 @@ public final class SettlementWorker {
         }
 
         boolean stopped() {
-            return violation.get() != null || error.get() != null || leaseLost.get();
+            return violation.get() != null || error.get() != null || leaseLost.get() || gatewayDown.get();
+        }
+
+        /** Counts refunds that ended without an answer from the gateway; enough in a row stop the run. */
+        void gatewayAnswer(String refundId, GatewayAnswer answer) {
+            if (answer.gatewayAnswered()) {
+                gatewayFailuresInARow.set(0);
+            } else if (gatewayFailuresInARow.incrementAndGet() >= gatewayFailureLimit && gatewayDown.compareAndSet(false, true)) {
+                emit("gateway-down", refundId, token, gatewayFailuresInARow.get() + " refunds in a row without an answer: "
+                        + answer.reason());
+            }
         }
 
         void settle(String merchant) throws SQLException {
-            List<Row> rows = unsettled(merchant);
+            List<RefundRow> rows = unsettled(merchant);
+            read = rows.size();
             // With more than one in flight, a refund's slot is freed once its gateway call has
             // answered (its confirm then waits in the group commit on its own thread), and the next
             // rows are claimed while the current ones are in flight: neither database round trip
@@ -277,11 +309,13 @@ public final class SettlementWorker {
             Set<String> claimedAhead = new HashSet<>();
             try {
                 for (int i = 0; i < rows.size(); i++) {
-                    Row row = rows.get(i);
-                    boolean pending = row.state().equals("pending");
-                    boolean claimNow = pending && !claimedAhead.contains(row.id());
+                    RefundRow row = rows.get(i);
+                    boolean claimNow = row.pending() && !claimedAhead.contains(row.id()) && !skipped.contains(row.id());
                     if (pipelined && claimNow && (stopped() || !claimAhead(rows, i, claimedAhead))) {
                         break;
+                    }
+                    if (skipped.contains(row.id())) {
+                        continue;
                     }
                     inFlight.acquireUninterruptibly();
                     Slot slot = new Slot(inFlight);
@@ -289,10 +323,14 @@ public final class SettlementWorker {
                         slot.free();
                         break;
                     }
+                    if (skipped.contains(row.id())) {
+                        slot.free();
+                        continue;
+                    }
                     claimedAhead.remove(row.id());
                     pool.execute(() -> {
                         try {
-                            process(row, pending, pipelined ? new ConfirmGate(slot, confirming) : null);
+                            process(row, row.pending(), pipelined ? new ConfirmGate(slot, confirming) : null);
                         } catch (FenceViolation v) {
                             refused(row.id(), v);
                         } catch (RuntimeException | SQLException e) {
@@ -306,36 +344,53 @@ public final class SettlementWorker {
                 pool.shutdown();
                 awaitQuietly(pool);
             }
+            if (gatewayDown.get() && violation.get() == null) {
+                // Claimed ahead, never sent: nothing of them reached the gateway, so they can wait as pending.
+                for (String id : claimedAhead) {
+                    release(id);
+                }
+            }
+        }
+
+        void release(String refundId) {
+            try (Connection connection = dataSource.getConnection()) {
+                writes.release(connection, refundId, token);
+                emit("left", refundId, token, "pending: claimed, never sent before the gateway went down");
+            } catch (FenceViolation v) {
+                refused(refundId, v);
+            } catch (RuntimeException | SQLException e) {
+                failedWith(refundId, e);
+            }
         }
 
         /**
          * Claims the pending rows from {@code from} on, one per in-flight slot, in one fenced
          * statement, just before the first of them is sent: one round trip and one commit for
-         * {@code concurrency} claims. All or none: a refusal rolls the others back and stops the run.
+         * {@code concurrency} claims. All or none: a refusal rolls the others back and stops the run;
+         * a row an earlier holder finished is skipped.
          */
-        boolean claimAhead(List<Row> rows, int from, Set<String> claimedAhead) {
+        boolean claimAhead(List<RefundRow> rows, int from, Set<String> claimedAhead) {
             List<String> ids = new ArrayList<>();
             for (int i = from; i < rows.size() && ids.size() < concurrency; i++) {
-                if (rows.get(i).state().equals("pending")) {
+                if (rows.get(i).pending() && !skipped.contains(rows.get(i).id())) {
                     ids.add(rows.get(i).id());
                 }
             }
             if (!stillHeld(ids.get(0))) {
                 return false;
             }
+            List<String> claimed;
             try {
-                Map<String, FencedException> refusals = claim(ids);
-                if (!refusals.isEmpty()) {
-                    Map.Entry<String, FencedException> first = refusals.entrySet().iterator().next();
-                    refused(first.getKey(), first.getValue());
-                    return false;
-                }
+                claimed = claim(ids);
             } catch (RuntimeException | SQLException e) {
                 failedWith(ids.get(0), e);
                 return false;
             }
-            claimedAhead.addAll(ids);
-            ids.forEach(id -> emit("claimed", id, token, null));
+            if (claimed == null) {
+                return false;
+            }
+            claimedAhead.addAll(claimed);
+            claimed.forEach(id -> emit("claimed", id, token, null));
             return true;
         }
 
@@ -363,18 +418,22 @@ public final class SettlementWorker {
          * {@code claimed} is false for a row found in {@code sending}: it is looked up, then claimed
          * alone. {@code gate} is null when the refund keeps its slot until its confirm is written.
          */
-        void process(Row row, boolean claimed, ConfirmGate gate) throws SQLException {
-            Optional<GatewayRefund> existing = Optional.empty();
+        void process(RefundRow row, boolean claimed, ConfirmGate gate) throws SQLException {
+            GatewayAnswer answer = null;
             if (!claimed) {
-                // A call for this row may have gone out before its holder stopped: ask first.
-                existing = gateway.findByReference(row.id());
-                emit("checked", row.id(), token, existing.map(r -> "exists " + r.id()).orElse("absent"));
+                // A call for this row may have gone out before its holder stopped: ask first, under the row's key.
+                answer = calls.lookup(row);
+                gatewayAnswer(row.id(), answer);
+                emit("checked", row.id(), token, answer.refund() != null ? "exists " + answer.refund().id() : answer.kind().name().toLowerCase(Locale.ROOT));
+                if (!answer.gatewayAnswered()) {
+                    emit("left", row.id(), token, "sending: the lookup got no answer: " + answer.reason());
+                    return;
+                }
                 if (!stillHeld(row.id())) {
                     return;
                 }
-                FencedException refusal = claim(List.of(row.id())).get(row.id());
-                if (refusal != null) {
-                    refused(row.id(), refusal);
+                List<String> taken = claim(List.of(row.id()));
+                if (taken == null || taken.isEmpty()) {
                     return;
                 }
                 emit("claimed", row.id(), token, null);
@@ -383,25 +442,24 @@ public final class SettlementWorker {
             if (violation.get() != null) {
                 return; // another row proved this holder stale: leave the claim for the next holder to look up
             }
-            GatewayRefund refund;
-            if (existing.isPresent()) {
-                refund = existing.get();
-                if (refund.amount().compareTo(row.amount()) != 0 || !refund.currency().equals(row.currency())) {
-                    markFailed(row, "gateway holds refund " + refund.id() + " for " + refund.amount().toPlainString() + " "
-                            + refund.currency() + ", the row says " + row.amount().toPlainString() + " " + row.currency());
-                    return;
-                }
+            if (answer != null && answer.kind() == GatewayAnswer.Kind.SUCCEEDED) {
                 recovered.incrementAndGet();
-            } else {
+            } else if (answer == null || answer.kind() == GatewayAnswer.Kind.ABSENT) {
                 if (!stillHeld(row.id())) {
                     return;
                 }
-                Optional<GatewayRefund> created = callGateway(row);
-                if (created.isEmpty()) {
-                    return;
-                }
-                refund = created.get();
+                answer = calls.create(row);
+                gatewayAnswer(row.id(), answer);
             }
+            switch (answer.kind()) {
+                case SUCCEEDED -> confirm(row, answer.refund(), gate);
+                case REJECTED -> finish(row, "failed", answer.reason());
+                case UNAVAILABLE -> finish(row, "pending", answer.reason());
+                default -> emit("left", row.id(), token, "sending: the outcome is in doubt: " + answer.reason());
+            }
+        }
+
+        void confirm(RefundRow row, GatewayRefund refund, ConfirmGate gate) throws SQLException {
             emit("gateway", row.id(), token, refund.id());
             hook.reached(Phase.AFTER_GATEWAY, row.id());
             if (!stillHeld(row.id())) {
@@ -427,15 +485,67 @@ public final class SettlementWorker {
             emit("confirmed", row.id(), token, refund.id());
         }
 
-        /** Claims the rows in one transaction: all of them, or none when any is refused. */
-        Map<String, FencedException> claim(List<String> ids) throws SQLException {
-            return inTransaction(connection -> {
-                Map<String, FencedException> refusals = writes.claimAll(connection, ids, token);
-                if (!refusals.isEmpty()) {
+        /**
+         * Moves a claimed row out of {@code sending} under the same fence as a confirm: to
+         * {@code failed} on a definitive refusal (with the reason), or back to {@code pending} when
+         * no request reached the gateway.
+         */
+        void finish(RefundRow row, String toState, String reason) throws SQLException {
+            try (Connection connection = dataSource.getConnection()) {
+                if (toState.equals("failed")) {
+                    writes.fail(connection, row.id(), token, reason);
+                } else {
+                    writes.release(connection, row.id(), token);
+                }
+            }
+            if (toState.equals("failed")) {
+                failed.incrementAndGet();
+                emit("failed", row.id(), token, reason);
+            } else {
+                emit("left", row.id(), token, "pending: the gateway was unavailable: " + reason);
+            }
+        }
+
+        /**
+         * Claims the rows in one transaction and returns the ids claimed; null when a row was
+         * refused (the claim is rolled back whole and the refusal recorded). A row an earlier holder
+         * finished is left out and counted as skipped.
+         */
+        List<String> claim(List<String> ids) throws SQLException {
+            List<String> finishedEarlier = new ArrayList<>();
+            Map<String, FencedException> refusals = inTransaction(connection -> {
+                Map<String, FencedException> refused = new LinkedHashMap<>();
+                writes.claimAll(connection, ids, token).forEach((id, refusal) -> {
+                    if (finishedByAnEarlierHolder(refusal)) {
+                        finishedEarlier.add(id);
+                    } else {
+                        refused.put(id, refusal);
+                    }
+                });
+                if (!refused.isEmpty()) {
+                    finishedEarlier.clear();
                     connection.rollback();
                 }
-                return refusals;
+                return refused;
             });
+            if (!refusals.isEmpty()) {
+                Map.Entry<String, FencedException> first = refusals.entrySet().iterator().next();
+                refused(first.getKey(), first.getValue());
+                return null;
+            }
+            for (String id : finishedEarlier) {
+                skipped.add(id);
+                emit("skipped", id, token, "finished by an earlier holder");
+            }
+            List<String> claimed = new ArrayList<>(ids);
+            claimed.removeAll(finishedEarlier);
+            return claimed;
+        }
+
+        /** A lower token finished the row after this run read it: not stale, just done. */
+        boolean finishedByAnEarlierHolder(FencedException refusal) {
+            return refusal instanceof FenceViolation v && v.storedFence() != null && v.storedFence() < token
+                    && ("sent".equals(v.storedState()) || "failed".equals(v.storedState()));
         }
 
         <T> T inTransaction(TransactionWork<T> work) throws SQLException {
@@ -524,52 +634,17 @@ public final class SettlementWorker {
             }
         }
 
-        /** The gateway call with bounded retries under the same key; marks the row failed when they run out. */
-        Optional<GatewayRefund> callGateway(Row row) throws SQLException {
-            GatewayException last = null;
-            for (int attempt = 1; attempt <= gatewayAttempts; attempt++) {
-                try {
-                    return Optional.of(gateway.createRefund(row.id(), row.id(), row.merchant(), row.amount(), row.currency()));
-                } catch (GatewayException e) {
-                    last = e;
-                    if (!e.retryable()) {
-                        break;
-                    }
-                    sleepBackoff(attempt);
-                }
-            }
-            // The last error may have come after the refund was created (a timeout): look before giving up.
-            try {
-                Optional<GatewayRefund> found = gateway.findByReference(row.id());
-                if (found.isPresent()) {
-                    return found;
-                }
-            } catch (GatewayException lookupFailed) {
-                // keep the original reason
-            }
-            markFailed(row, last == null ? "gateway failed" : last.getMessage());
-            return Optional.empty();
-        }
-
-        /** Records why a claimed refund could not be sent, under the same fence as a confirm. */
-        void markFailed(Row row, String reason) throws SQLException {
-            try (Connection connection = dataSource.getConnection()) {
-                writes.fail(connection, row.id(), token, reason);
-            }
-            failed.incrementAndGet();
-            emit("failed", row.id(), token, reason);
-        }
-
-        List<Row> unsettled(String merchant) throws SQLException {
-            List<Row> rows = new ArrayList<>();
+        List<RefundRow> unsettled(String merchant) throws SQLException {
+            List<RefundRow> rows = new ArrayList<>();
             try (Connection connection = dataSource.getConnection();
                  PreparedStatement statement = connection.prepareStatement(
-                         "SELECT id, merchant, amount, currency, state FROM refund"
+                         "SELECT id, merchant, amount, currency, idempotency_key, state FROM refund"
                                  + " WHERE merchant = ? AND state IN ('pending', 'sending') ORDER BY seq")) {
                 statement.setString(1, merchant);
                 try (ResultSet rs = statement.executeQuery()) {
                     while (rs.next()) {
-                        rows.add(new Row(rs.getString(1), rs.getString(2), rs.getBigDecimal(3), rs.getString(4), rs.getString(5)));
+                        rows.add(new RefundRow(rs.getString(1), rs.getString(2), rs.getBigDecimal(3), rs.getString(4), rs.getString(5),
+                                rs.getString(6)));
                     }
                 }
             }
@@ -584,18 +659,20 @@ public final class SettlementWorker {
                 result = Result.FAILED;
             } else if (leaseLost.get()) {
                 result = Result.LEASE_LOST;
+            } else if (gatewayDown.get() || left() > 0) {
+                result = Result.GATEWAY_UNAVAILABLE;
+            } else if (failed.get() > 0) {
+                result = Result.REJECTED;
             } else {
                 result = Result.COMPLETED;
             }
-            return new SettlementOutcome(result, merchant, token, sent.get(), recovered.get(), failed.get(), violation.get(), error.get());
+            return new SettlementOutcome(result, merchant, token, sent.get(), recovered.get(), failed.get(), skipped.size(), left(),
+                    violation.get(), error.get());
         }
-    }
 
-    private static void sleepBackoff(int attempt) {
-        try {
-            Thread.sleep(50L * attempt);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+        /** Rows read at the start that this run neither finished nor found finished. */
+        int left() {
+            return read - sent.get() - failed.get() - skipped.size();
         }
     }
 
@@ -621,6 +698,8 @@ public final class SettlementWorker {
         private Duration ttl = Duration.ofSeconds(30);
         private int concurrency = 1;
         private int gatewayAttempts = 3;
+        private Duration gatewayBackoff = Duration.ofMillis(100);
+        private int gatewayFailureLimit = 3;
         private boolean fencing = true;
         private boolean renewal = true;
         private boolean checkBeforeWrite;
@@ -659,6 +738,21 @@ public final class SettlementWorker {
         /** Gateway attempts per refund, with the same idempotency key; 3 by default. */
         public Builder gatewayAttempts(int gatewayAttempts) {
             this.gatewayAttempts = gatewayAttempts;
+            return this;
+        }
+
+        /** The first retry's delay, doubled for each later one up to 2 s, with jitter; 100 ms by default. */
+        public Builder gatewayBackoff(Duration gatewayBackoff) {
+            this.gatewayBackoff = gatewayBackoff;
+            return this;
+        }
+
+        /**
+         * How many refunds in a row may end without an answer from the gateway (after their retries)
+         * before the worker stops claiming and reports the gateway unavailable; 3 by default.
+         */
+        public Builder gatewayFailureLimit(int gatewayFailureLimit) {
+            this.gatewayFailureLimit = gatewayFailureLimit;
             return this;
         }
 

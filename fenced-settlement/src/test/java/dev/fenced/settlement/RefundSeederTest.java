@@ -39,6 +39,12 @@ class RefundSeederTest {
         assertThatThrownBy(() -> RefundSeeder.amounts(3, new BigDecimal("10.001"))).hasMessageContaining("two decimals");
         assertThatThrownBy(() -> RefundSeeder.amounts(3, new BigDecimal("0.02"))).hasMessageContaining("too small");
         assertThatThrownBy(() -> RefundSeeder.amounts(3, new BigDecimal("-1"))).hasMessageContaining("positive");
+        assertThatThrownBy(() -> RefundSeeder.amounts(3, new BigDecimal("1e999999999"))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("digits");
+        assertThatThrownBy(() -> RefundSeeder.amounts(3, new BigDecimal("99999999999999999999"))).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> RefundSeeder.amounts(1, new BigDecimal("10000000000.00"))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("9999999999.99");
+        assertThat(RefundSeeder.amounts(1, RefundSeeder.MAX_AMOUNT)).containsExactly(RefundSeeder.MAX_AMOUNT);
         assertThatThrownBy(() -> Merchants.requireValid(" ")).hasMessageContaining("blank");
         assertThatThrownBy(() -> Merchants.requireValid("m 4471")).hasMessageContaining("letters");
     }

@@ -1,0 +1,90 @@
+package dev.fenced.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.fenced.LeaseArguments;
+import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.settlement.Merchants;
+import dev.fenced.settlement.Reconciliation;
+import dev.fenced.settlement.Reconciliation.Discrepancy;
+import dev.fenced.settlement.Reconciliation.Report;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+@Command(name = "reconcile", mixinStandardHelpOptions = true,
+        description = {"Compare every refund row of a merchant with the gateway, key by key; with --repair, fix the safe cases",
+                "under the merchant's lease and a fresh token, through fenced writes.",
+                "Exit codes: 0 the rows and the gateway agree (after the repair), 8 discrepancies remain,",
+                "4 a worker holds the merchant's lease (--repair), 1 runtime failure, 2 usage error."})
+final class ReconcileCommand implements Callable<Integer> {
+    static final int DISCREPANCIES = 8;
+
+    @Option(names = "--merchant", required = true, description = "merchant id, e.g. m_4471")
+    String merchant;
+
+    @Option(names = "--repair", description = "mark sent every row whose refund the gateway holds (pending, sending or failed rows)")
+    boolean repair;
+
+    @Option(names = "--retry-failed", description = "with --repair: put failed rows without a refund back to pending, for another attempt under the same key")
+    boolean retryFailed;
+
+    @Option(names = "--ttl", defaultValue = "30s", converter = DurationConverter.class, description = "the repair's lease TTL (default ${DEFAULT-VALUE})")
+    Duration ttl;
+
+    @Option(names = "--json", description = "print one JSON document")
+    boolean json;
+
+    @Mixin
+    Connections connections;
+
+    @Override
+    public Integer call() throws Exception {
+        Merchants.requireValid(merchant);
+        LeaseArguments.requireValidTtl(ttl);
+        if (retryFailed && !repair) {
+            throw new UsageException("--retry-failed goes with --repair");
+        }
+        String dbUrl = Connections.require(connections.dbUrl, "--db-url", "FENCED_DB_URL");
+        String gatewayUrl = Connections.require(connections.gatewayUrl, "--gateway-url", "FENCED_GATEWAY_URL");
+        String redisUrl = repair ? Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL") : null;
+        Report report;
+        try (HikariDataSource db = Connections.database(dbUrl, 2)) {
+            Reconciliation reconciliation = Reconciliation.of(db, Connections.gateway(gatewayUrl));
+            if (!repair) {
+                report = reconciliation.check(merchant);
+            } else {
+                try (RedisLeaseStore leases = Connections.leases(redisUrl, db, "reconcile")) {
+                    report = reconciliation.repair(merchant, leases, ttl, retryFailed);
+                } catch (Reconciliation.LeaseHeldException busy) {
+                    System.err.println("fenced reconcile: " + busy.getMessage());
+                    return SettleCommand.LEASE_BUSY;
+                }
+            }
+        }
+        print(report);
+        return report.unresolved().isEmpty() ? 0 : DISCREPANCIES;
+    }
+
+    private void print(Report report) throws Exception {
+        if (json) {
+            System.out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(report));
+            return;
+        }
+        System.out.printf("reconcile %s: %d rows, %d gateway refunds, %d discrepancies, %d left%s%n", report.merchant(), report.rows(),
+                report.gatewayRefunds(), report.discrepancies().size(), report.unresolved().size(),
+                report.token() == 0 ? "" : " (repaired under token " + report.token() + ")");
+        for (Discrepancy d : report.discrepancies()) {
+            System.out.printf("  %-20s %-24s %-8s %-10s %s%s%n", d.kind().label(), d.refundId(), d.state() == null ? "-" : d.state(),
+                    d.gatewayRefundId() == null ? "-" : d.gatewayRefundId(), d.detail(),
+                    d.repairedTo() != null ? "  -> repaired: " + d.repairedTo() : d.kind().repairable() ? "  (--repair fixes it)" : "");
+        }
+        if (!report.failed().isEmpty()) {
+            System.out.printf("  %d failed without a refund at the gateway%s%n", report.failed().size(),
+                    !report.retried().isEmpty() ? ": back to pending for the next settle" : " (--repair --retry-failed sends them again)");
+        }
+    }
+}

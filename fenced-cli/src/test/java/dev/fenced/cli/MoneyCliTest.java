@@ -1,0 +1,204 @@
+package dev.fenced.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.fenced.gateway.GatewayClient;
+import dev.fenced.gateway.GatewayConfig;
+import dev.fenced.gateway.GatewayRefund;
+import dev.fenced.gateway.PaymentGateway;
+import dev.fenced.testing.TestDatabases;
+import dev.fenced.testing.TestRedis;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The command line's side of the money failure model: exit codes of {@code settle} under an outage
+ * and under refusals, and {@code reconcile} with and without {@code --repair}, against a real
+ * Redis, PostgreSQL and gateway. Connections are passed as options, so the environment never
+ * changes what runs.
+ */
+class MoneyCliTest {
+    private static final String DB = TestDatabases.postgresUrl();
+    private static final String REDIS = TestRedis.uri();
+
+    record Run(int exit, String stdout, String stderr) {
+    }
+
+    private static Run run(String... args) {
+        PrintStream out = System.out;
+        PrintStream err = System.err;
+        ByteArrayOutputStream stdout = new ByteArrayOutputStream();
+        ByteArrayOutputStream stderr = new ByteArrayOutputStream();
+        System.setOut(new PrintStream(stdout, true, StandardCharsets.UTF_8));
+        System.setErr(new PrintStream(stderr, true, StandardCharsets.UTF_8));
+        try {
+            int exit = FencedCli.run(args);
+            return new Run(exit, stdout.toString(StandardCharsets.UTF_8), stderr.toString(StandardCharsets.UTF_8));
+        } finally {
+            System.setOut(out);
+            System.setErr(err);
+        }
+    }
+
+    private static String seed(int refunds, String total) {
+        String merchant = "m_" + UUID.randomUUID().toString().substring(0, 8);
+        Run seeded = run("seed", "--merchant", merchant, "--refunds", Integer.toString(refunds), "--total", total, "--id-prefix", merchant + "_r",
+                "--db-url", DB);
+        assertThat(seeded.exit()).as(seeded.stderr()).isZero();
+        return merchant;
+    }
+
+    private static Run settle(String merchant, String gatewayUrl) {
+        return run("settle", "--merchant", merchant, "--concurrency", "2", "--redis-url", REDIS, "--db-url", DB, "--gateway-url", gatewayUrl);
+    }
+
+    /**
+     * Nothing listens at the gateway's address: exit 6, and every refund still pending, none failed.
+     * The next run against a gateway pays each once and exits 0. Control: a gateway that refuses
+     * every refund makes the same run exit 7 with every row failed, so the assertions see failures
+     * when there are any.
+     */
+    @Test
+    void anUnreachableGatewayExits6AndFailsNothingWhileRefusalsExit7() throws Exception {
+        String merchant = seed(8, "80.00");
+        Run outage = settle(merchant, "http://user:s3cret@127.0.0.1:1");
+        assertThat(outage.exit()).as(outage.stdout() + outage.stderr()).isEqualTo(SettleCommand.GATEWAY_UNAVAILABLE);
+        assertThat(outage.stdout()).contains("GATEWAY_UNAVAILABLE").contains("0 failed").doesNotContain("s3cret");
+        assertThat(states(merchant)).containsExactly(Map.entry("pending", 8L));
+        assertThat(failureReasons(merchant)).isZero();
+
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build())) {
+            Run next = settle(merchant, gateway.url());
+            assertThat(next.exit()).as(next.stdout() + next.stderr()).isZero();
+            assertThat(states(merchant)).containsExactly(Map.entry("sent", 8L));
+            List<GatewayRefund> paid = gateway.ledger().stream().filter(r -> r.merchant().equals(merchant)).toList();
+            assertThat(paid).hasSize(8);
+            assertThat(paid.stream().map(GatewayRefund::idempotencyKey).distinct()).hasSize(8);
+        }
+
+        String refused = seed(4, "40.00");
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).refuseAbove(new BigDecimal("5.00"))
+                .build())) {
+            Run control = settle(refused, gateway.url());
+            assertThat(control.exit()).as("control: " + control.stdout()).isEqualTo(SettleCommand.REJECTED);
+            assertThat(states(refused)).containsExactly(Map.entry("failed", 4L));
+            assertThat(failureReasons(refused)).isEqualTo(4);
+        }
+    }
+
+    /**
+     * A refund the gateway holds while its row says failed: reconcile reports it and exits 8; the
+     * repair marks it sent under a fresh token; a second check agrees and exits 0. A row failed
+     * without a refund goes back to pending only with --retry-failed, and the next settle pays it.
+     */
+    @Test
+    void reconcileReportsRepairsAndAgrees() throws Exception {
+        String merchant = seed(3, "30.00");
+        String paidButFailed = merchant + "_r001";
+        String failedUnpaid = merchant + "_r002";
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build())) {
+            GatewayClient client = GatewayClient.of(gateway.url(), Duration.ofSeconds(5));
+            client.createRefund(key(paidButFailed), paidButFailed, merchant, amount(paidButFailed), "EUR");
+            update("UPDATE refund SET state = 'failed', fence = 1 WHERE id IN (?, ?)", paidButFailed, failedUnpaid);
+
+            Run check = run("reconcile", "--merchant", merchant, "--json", "--db-url", DB, "--gateway-url", gateway.url());
+            assertThat(check.exit()).as(check.stderr()).isEqualTo(ReconcileCommand.DISCREPANCIES);
+            JsonNode report = new ObjectMapper().readTree(check.stdout());
+            assertThat(report.get("discrepancies")).hasSize(1);
+            assertThat(report.get("discrepancies").get(0).get("kind").asText()).isEqualTo("FAILED_BUT_PAID");
+            assertThat(report.get("failed").get(0).asText()).isEqualTo(failedUnpaid);
+            assertThat(states(merchant)).as("a check writes nothing").containsEntry("failed", 2L);
+
+            Run repair = run("reconcile", "--merchant", merchant, "--repair", "--retry-failed", "--redis-url", REDIS, "--db-url", DB,
+                    "--gateway-url", gateway.url());
+            assertThat(repair.exit()).as(repair.stdout() + repair.stderr()).isZero();
+            assertThat(repair.stdout()).contains("failed-but-paid").contains("repaired: sent");
+            assertThat(states(merchant)).containsExactly(Map.entry("pending", 2L), Map.entry("sent", 1L));
+
+            assertThat(settle(merchant, gateway.url()).exit()).isZero();
+            Run agrees = run("reconcile", "--merchant", merchant, "--db-url", DB, "--gateway-url", gateway.url());
+            assertThat(agrees.exit()).as(agrees.stdout()).isZero();
+            assertThat(agrees.stdout()).contains("0 discrepancies");
+            assertThat(gateway.ledger().stream().filter(r -> r.merchant().equals(merchant))).hasSize(3);
+        }
+        Run usage = run("reconcile", "--merchant", merchant, "--retry-failed", "--db-url", DB, "--gateway-url", "http://127.0.0.1:1");
+        assertThat(usage.exit()).isEqualTo(FencedCli.USAGE);
+        assertThat(usage.stderr().strip().lines()).hasSize(1);
+    }
+
+    @Test
+    void seedTotalsOutOfRangeAreUsageErrorsBeforeConnecting() {
+        for (String total : new String[] {"1e999999999", "99999999999999999999", "20000000000.00"}) {
+            Run run = run("seed", "--merchant", "m_1", "--refunds", "1", "--total", total, "--db-url", "jdbc:postgresql://127.0.0.1:1/x");
+            assertThat(run.exit()).as(total + ": " + run.stderr()).isEqualTo(FencedCli.USAGE);
+            assertThat(run.stderr().strip().lines()).as(run.stderr()).hasSize(1);
+            assertThat(run.stderr()).doesNotContain("unreachable");
+        }
+    }
+
+    private static Map<String, Long> states(String merchant) throws Exception {
+        Map<String, Long> out = new TreeMap<>();
+        try (Connection c = DriverManager.getConnection(DB);
+             PreparedStatement s = c.prepareStatement("SELECT state, COUNT(*) FROM refund WHERE merchant = ? GROUP BY state")) {
+            s.setString(1, merchant);
+            try (ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    out.put(rs.getString(1), rs.getLong(2));
+                }
+            }
+        }
+        return out;
+    }
+
+    private static long failureReasons(String merchant) throws Exception {
+        try (Connection c = DriverManager.getConnection(DB);
+             PreparedStatement s = c.prepareStatement("SELECT COUNT(*) FROM refund WHERE merchant = ? AND failure_reason IS NOT NULL")) {
+            s.setString(1, merchant);
+            try (ResultSet rs = s.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
+    }
+
+    private static String key(String id) throws Exception {
+        return column(id, "idempotency_key");
+    }
+
+    private static BigDecimal amount(String id) throws Exception {
+        return new BigDecimal(column(id, "amount"));
+    }
+
+    private static String column(String id, String column) throws Exception {
+        try (Connection c = DriverManager.getConnection(DB); PreparedStatement s = c.prepareStatement("SELECT " + column + " FROM refund WHERE id = ?")) {
+            s.setString(1, id);
+            try (ResultSet rs = s.executeQuery()) {
+                rs.next();
+                return rs.getString(1);
+            }
+        }
+    }
+
+    private static void update(String sql, String... ids) throws Exception {
+        try (Connection c = DriverManager.getConnection(DB); PreparedStatement s = c.prepareStatement(sql)) {
+            for (int i = 0; i < ids.length; i++) {
+                s.setString(i + 1, ids[i]);
+            }
+            s.executeUpdate();
+        }
+    }
+}

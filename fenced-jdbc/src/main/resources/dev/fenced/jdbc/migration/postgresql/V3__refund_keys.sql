@@ -1,0 +1,8 @@
+-- Every refund carries its own idempotency key, unique across merchants, tables and deployments, so
+-- that a reused refund id (a second deployment sharing the gateway, an id prefix reused after an
+-- archive) can never match another refund at the gateway. Every attempt and lookup sends this key.
+ALTER TABLE refund ADD COLUMN IF NOT EXISTS idempotency_key VARCHAR(64) NOT NULL DEFAULT gen_random_uuid()::text;
+CREATE UNIQUE INDEX IF NOT EXISTS refund_idempotency_key ON refund (idempotency_key);
+-- One set of refunds per merchant: two seeds of one merchant at the same time cannot both insert.
+CREATE UNIQUE INDEX IF NOT EXISTS refund_merchant_seq_unique ON refund (merchant, seq);
+DROP INDEX IF EXISTS refund_merchant_seq;

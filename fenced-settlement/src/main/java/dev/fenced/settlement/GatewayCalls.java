@@ -1,0 +1,87 @@
+package dev.fenced.settlement;
+
+import dev.fenced.gateway.GatewayClient;
+import dev.fenced.gateway.GatewayException;
+import java.time.Duration;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.BooleanSupplier;
+
+/**
+ * The worker's calls to the gateway for one refund: every attempt and every lookup under the row's
+ * own idempotency key, a bounded number of attempts with exponential backoff and jitter, and
+ * one {@link GatewayAnswer} at the end. Retries stop early when {@code stop} says the run is over.
+ * Thread-safe.
+ */
+final class GatewayCalls {
+    private static final Duration MAX_BACKOFF = Duration.ofSeconds(2);
+
+    private final GatewayClient gateway;
+    private final int attempts;
+    private final Duration backoff;
+    private final BooleanSupplier stop;
+
+    GatewayCalls(GatewayClient gateway, int attempts, Duration backoff, BooleanSupplier stop) {
+        this.gateway = gateway;
+        this.attempts = attempts;
+        this.backoff = backoff;
+        this.stop = stop;
+    }
+
+    /**
+     * Sends the refund. When some attempt's answer was lost (the refund may exist), the answer is
+     * the lookup's: a refund found under the key, or {@link GatewayAnswer.Kind#UNKNOWN} still.
+     */
+    GatewayAnswer create(RefundRow row) {
+        GatewayAnswer last = null;
+        boolean mayExist = false;
+        for (int attempt = 1; attempt <= attempts; attempt++) {
+            if (attempt > 1) {
+                if (stop.getAsBoolean()) {
+                    break;
+                }
+                sleep(delay(attempt - 1));
+            }
+            try {
+                return GatewayAnswer.of(row, gateway.createRefund(row.idempotencyKey(), row.id(), row.merchant(), row.amount(), row.currency()));
+            } catch (GatewayException e) {
+                last = GatewayAnswer.failed(e);
+                if (last.kind() == GatewayAnswer.Kind.REJECTED) {
+                    return last;
+                }
+                mayExist |= last.kind() == GatewayAnswer.Kind.UNKNOWN;
+            }
+        }
+        if (!mayExist) {
+            return last;
+        }
+        GatewayAnswer lookup = lookup(row);
+        // Absent is no proof: a request still in flight at the gateway may yet create it.
+        return lookup.kind() == GatewayAnswer.Kind.SUCCEEDED || lookup.kind() == GatewayAnswer.Kind.REJECTED ? lookup
+                : new GatewayAnswer(GatewayAnswer.Kind.UNKNOWN, null, last.reason());
+    }
+
+    /** Asks whether a refund exists under the row's key; one attempt. */
+    GatewayAnswer lookup(RefundRow row) {
+        try {
+            return gateway.findByKey(row.idempotencyKey()).map(refund -> GatewayAnswer.of(row, refund)).orElseGet(GatewayAnswer::absent);
+        } catch (GatewayException e) {
+            GatewayAnswer failed = GatewayAnswer.failed(e);
+            // A refused lookup says nothing about the refund itself.
+            return failed.kind() == GatewayAnswer.Kind.REJECTED ? new GatewayAnswer(GatewayAnswer.Kind.UNKNOWN, null, failed.reason()) : failed;
+        }
+    }
+
+    /** An exponential step with jitter over its upper half: spreads the retries of many workers after one outage. */
+    private Duration delay(int retry) {
+        long step = Math.min(MAX_BACKOFF.toMillis(), backoff.toMillis() << Math.min(retry - 1, 20));
+        return Duration.ofMillis(step / 2 + ThreadLocalRandom.current().nextLong(step / 2 + 1));
+    }
+
+    private static void sleep(Duration delay) {
+        try {
+            Thread.sleep(delay.toMillis()); // the backoff between two attempts, not a stand-in for a pause
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,282 @@
+package dev.fenced.settlement;
+
+import dev.fenced.Lease;
+import dev.fenced.LeaseStore;
+import dev.fenced.StoreUnavailableException;
+import dev.fenced.gateway.GatewayClient;
+import dev.fenced.gateway.GatewayRefund;
+import dev.fenced.jdbc.FencedRows;
+import dev.fenced.jdbc.FencedSchema;
+import dev.fenced.jdbc.FencedTable;
+import java.math.BigDecimal;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import javax.sql.DataSource;
+
+/**
+ * Compares a merchant's refund rows with the gateway, key by key, and repairs the cases that are
+ * safe to repair.
+ *
+ * <p>{@link #check} only reads. {@link #repair} takes the merchant's lease and a fresh token, so no
+ * worker runs meanwhile, and writes only through fenced writes, so a stale worker that wakes up
+ * afterwards is refused: a row with a matching refund at the gateway becomes {@code sent}
+ * (from {@code pending}, {@code sending} or {@code failed}); with {@code retryFailed}, a
+ * {@code failed} row without a refund goes back to {@code pending} for another attempt under the
+ * same key. Everything else (a row sent without a refund, a refund that does not match its row, a
+ * refund no row knows) is only reported: it needs a person. Immutable and thread-safe.
+ */
+public final class Reconciliation {
+    /** What disagrees between a row and the gateway. */
+    public enum Kind {
+        /** The row says sent; the gateway has no refund under its key. */
+        SENT_WITHOUT_REFUND(false),
+        /** The gateway holds a matching refund; the row is still pending. */
+        REFUND_WITHOUT_SENT(true),
+        /** The gateway holds a matching refund; the row is stuck in sending. */
+        SENDING_BUT_PAID(true),
+        /** The row is stuck in sending and the gateway has no refund: the next settle looks it up and sends it. */
+        STUCK_IN_SENDING(false),
+        /** The row is failed, but the gateway holds a matching refund. */
+        FAILED_BUT_PAID(true),
+        /** The refund under the row's key is for another merchant, amount or currency, or another gateway id than the row records. */
+        MISMATCH(false),
+        /** A refund of this merchant at the gateway under a key no row of the merchant has. */
+        REFUND_WITHOUT_ROW(false),
+        /** More than one refund at the gateway under one key (a gateway that ignored the key). */
+        DUPLICATE_REFUND(false);
+
+        private final boolean repairable;
+
+        Kind(boolean repairable) {
+            this.repairable = repairable;
+        }
+
+        /** Whether {@link #repair} fixes it: a matching refund exists, so the row becomes sent. */
+        public boolean repairable() {
+            return repairable;
+        }
+
+        public String label() {
+            return name().toLowerCase(Locale.ROOT).replace('_', '-');
+        }
+    }
+
+    /**
+     * One disagreement.
+     *
+     * @param refundId the row's id, or the gateway refund's reference for a refund without a row
+     * @param state the row's state, or null
+     * @param gatewayRefundId the gateway's refund id, or null
+     * @param repairedTo the state the repair wrote, or null when it was not repaired
+     */
+    public record Discrepancy(Kind kind, String refundId, String state, String gatewayRefundId, String detail, String repairedTo) {
+        Discrepancy repaired(String toState) {
+            return new Discrepancy(kind, refundId, state, gatewayRefundId, detail, toState);
+        }
+    }
+
+    /**
+     * What a reconciliation found.
+     *
+     * @param token the repair's token, 0 for a check
+     * @param failed failed rows with no refund at the gateway: consistent, retried only on request
+     * @param retried of those, the ids put back to pending
+     */
+    public record Report(String merchant, int rows, int gatewayRefunds, long token, List<Discrepancy> discrepancies,
+                         List<String> failed, List<String> retried) {
+        /** The discrepancies a repair did not fix; none means the rows and the gateway agree. */
+        public List<Discrepancy> unresolved() {
+            return discrepancies.stream().filter(d -> d.repairedTo() == null).toList();
+        }
+    }
+
+    /** A repair could not take the merchant's lease: a worker holds it. */
+    public static final class LeaseHeldException extends IllegalStateException {
+        LeaseHeldException(String merchant) {
+            super("a worker holds the lease of " + merchant + "; repair when it is done");
+        }
+    }
+
+    // The refund table seen with failed rows as the claimable ones: a repair takes a failed row over
+    // with a fenced claim (fence < token) exactly as a worker takes over a pending one.
+    private static final FencedRows FAILED_ROWS = FencedRows.of(FencedTable.builder(FencedSchema.REFUND_TABLE)
+            .scopeColumn("merchant").states("failed", "sending", "sent").build());
+    private static final FencedRows ROWS = FencedRows.of(FencedSchema.refundTable());
+
+    private record Row(String id, BigDecimal amount, String currency, String key, String state, String gatewayReference) {
+    }
+
+    private final DataSource dataSource;
+    private final GatewayClient gateway;
+
+    private Reconciliation(DataSource dataSource, GatewayClient gateway) {
+        this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+        this.gateway = Objects.requireNonNull(gateway, "gateway");
+    }
+
+    public static Reconciliation of(DataSource dataSource, GatewayClient gateway) {
+        return new Reconciliation(dataSource, gateway);
+    }
+
+    /** Reads every row of the merchant and the gateway's refunds for it; writes nothing. */
+    public Report check(String merchant) {
+        Merchants.requireValid(merchant);
+        return compare(merchant, 0);
+    }
+
+    /**
+     * Checks, then repairs the safe cases under the merchant's lease and a fresh token.
+     *
+     * @throws LeaseHeldException when a worker holds the merchant's lease
+     */
+    public Report repair(String merchant, LeaseStore leases, Duration ttl, boolean retryFailed) {
+        Merchants.requireValid(merchant);
+        Optional<Lease> acquired = leases.tryAcquire(Merchants.resource(merchant), ttl);
+        if (acquired.isEmpty()) {
+            throw new LeaseHeldException(merchant);
+        }
+        try (Lease lease = acquired.get()) {
+            Report found = compare(merchant, lease.token());
+            List<Discrepancy> after = new ArrayList<>();
+            for (Discrepancy d : found.discrepancies()) {
+                after.add(d.kind().repairable() ? d.repaired(markSent(d, lease.token())) : d);
+            }
+            List<String> retried = new ArrayList<>();
+            if (retryFailed) {
+                for (String id : found.failed()) {
+                    retry(id, lease.token());
+                    retried.add(id);
+                }
+            }
+            return new Report(merchant, found.rows(), found.gatewayRefunds(), lease.token(), after, found.failed(), retried);
+        }
+    }
+
+    private Report compare(String merchant, long token) {
+        List<Row> rows = rows(merchant);
+        List<GatewayRefund> refunds = gateway.refundsOf(merchant);
+        Map<String, List<GatewayRefund>> byKey = new LinkedHashMap<>();
+        refunds.forEach(r -> byKey.computeIfAbsent(r.idempotencyKey(), k -> new ArrayList<>()).add(r));
+        List<Discrepancy> found = new ArrayList<>();
+        List<String> failedUnpaid = new ArrayList<>();
+        Set<String> keys = new HashSet<>();
+        for (Row row : rows) {
+            keys.add(row.key());
+            List<GatewayRefund> mine = byKey.getOrDefault(row.key(), List.of());
+            GatewayRefund refund = mine.isEmpty() ? lookUp(row) : mine.get(0);
+            if (mine.size() > 1) {
+                found.add(new Discrepancy(Kind.DUPLICATE_REFUND, row.id(), row.state(), mine.get(1).id(),
+                        mine.size() + " refunds under key " + row.key(), null));
+            }
+            Discrepancy d = compare(merchant, row, refund);
+            if (d != null) {
+                found.add(d);
+            } else if (row.state().equals("failed") && refund == null) {
+                failedUnpaid.add(row.id());
+            }
+        }
+        for (GatewayRefund refund : refunds) {
+            if (!keys.contains(refund.idempotencyKey())) {
+                found.add(new Discrepancy(Kind.REFUND_WITHOUT_ROW, refund.reference(), null, refund.id(),
+                        refund.amount().toPlainString() + " " + refund.currency() + " under key " + refund.idempotencyKey(), null));
+            }
+        }
+        return new Report(merchant, rows.size(), refunds.size(), token, found, failedUnpaid, List.of());
+    }
+
+    /** A refund under the row's key that is not listed for this merchant: only rows that claim a call went out are looked up. */
+    private GatewayRefund lookUp(Row row) {
+        return row.state().equals("pending") ? null : gateway.findByKey(row.key()).orElse(null);
+    }
+
+    private static Discrepancy compare(String merchant, Row row, GatewayRefund refund) {
+        if (refund != null && (!refund.merchant().equals(merchant) || refund.amount().compareTo(row.amount()) != 0
+                || !refund.currency().equals(row.currency())
+                || (row.gatewayReference() != null && !row.gatewayReference().equals(refund.id())))) {
+            return new Discrepancy(Kind.MISMATCH, row.id(), row.state(), refund.id(), "gateway: " + refund.merchant() + " "
+                    + refund.amount().toPlainString() + " " + refund.currency() + "; row: " + merchant + " " + row.amount().toPlainString()
+                    + " " + row.currency() + (row.gatewayReference() == null ? "" : " recorded as " + row.gatewayReference()), null);
+        }
+        Kind kind = switch (row.state()) {
+            case "sent" -> refund == null ? Kind.SENT_WITHOUT_REFUND : null;
+            case "pending" -> refund == null ? null : Kind.REFUND_WITHOUT_SENT;
+            case "sending" -> refund == null ? Kind.STUCK_IN_SENDING : Kind.SENDING_BUT_PAID;
+            case "failed" -> refund == null ? null : Kind.FAILED_BUT_PAID;
+            default -> null;
+        };
+        if (kind == null) {
+            return null;
+        }
+        String detail = refund == null ? "no refund under key " + row.key()
+                : "gateway holds " + refund.amount().toPlainString() + " " + refund.currency() + " under the row's key";
+        return new Discrepancy(kind, row.id(), row.state(), refund == null ? null : refund.id(), detail, null);
+    }
+
+    /** Takes the row over with the repair's token and confirms it with the gateway's refund id. */
+    private String markSent(Discrepancy d, long token) {
+        inTransaction(connection -> {
+            (d.state().equals("failed") ? FAILED_ROWS : ROWS).claim(connection, d.refundId(), token);
+            ROWS.confirm(connection, d.refundId(), token, Map.of("gateway_reference", d.gatewayRefundId()));
+        });
+        return "sent";
+    }
+
+    /** A failed row without a refund back to pending, fenced at the repair's token: the next settle sends it under the same key. */
+    private void retry(String id, long token) {
+        inTransaction(connection -> {
+            FAILED_ROWS.claim(connection, id, token);
+            ROWS.finish(connection, id, token, "pending", Map.of());
+        });
+    }
+
+    private interface Work {
+        void run(Connection connection) throws SQLException;
+    }
+
+    private void inTransaction(Work work) {
+        try (Connection connection = dataSource.getConnection()) {
+            connection.setAutoCommit(false);
+            try {
+                work.run(connection);
+                connection.commit();
+            } catch (SQLException | RuntimeException e) {
+                connection.rollback();
+                throw e;
+            } finally {
+                connection.setAutoCommit(true);
+            }
+        } catch (SQLException e) {
+            throw new StoreUnavailableException("repair failed: " + e.getMessage(), e);
+        }
+    }
+
+    private List<Row> rows(String merchant) {
+        List<Row> rows = new ArrayList<>();
+        try (Connection connection = dataSource.getConnection();
+             PreparedStatement statement = connection.prepareStatement("SELECT id, amount, currency, idempotency_key, state,"
+                     + " gateway_reference FROM refund WHERE merchant = ? ORDER BY seq")) {
+            statement.setString(1, merchant);
+            try (ResultSet rs = statement.executeQuery()) {
+                while (rs.next()) {
+                    rows.add(new Row(rs.getString(1), rs.getBigDecimal(2), rs.getString(3), rs.getString(4), rs.getString(5), rs.getString(6)));
+                }
+            }
+        } catch (SQLException e) {
+            throw new StoreUnavailableException("reading the refunds of " + merchant + " failed: " + e.getMessage(), e);
+        }
+        return rows;
+    }
+}

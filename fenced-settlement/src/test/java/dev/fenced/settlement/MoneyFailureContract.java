@@ -1,0 +1,459 @@
+package dev.fenced.settlement;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.fenced.Lease;
+import dev.fenced.gateway.GatewayClient;
+import dev.fenced.gateway.GatewayConfig;
+import dev.fenced.gateway.GatewayRefund;
+import dev.fenced.gateway.PaymentGateway;
+import dev.fenced.jdbc.FencedRows;
+import dev.fenced.jdbc.FencedSchema;
+import dev.fenced.jdbc.JdbcFenceFloor;
+import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.settlement.Reconciliation.Kind;
+import dev.fenced.settlement.SettlementOutcome.Result;
+import dev.fenced.testing.TestRedis;
+import java.math.BigDecimal;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Ordinary payment failures against a real gateway over HTTP, a real Redis and a real database:
+ * an outage, answers lost after the gateway made the refund, keys reused across deployments,
+ * concurrent seeds, an older holder finishing a row mid-takeover, and reconciliation. Each test
+ * has a control run that shows its assertions can fail. One subclass per database.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class MoneyFailureContract {
+    private HikariDataSource db;
+    private RedisLeaseStore leases;
+
+    /** A JDBC URL of the database under test. */
+    protected abstract String jdbcUrl();
+
+    @BeforeAll
+    void start() {
+        db = pool(jdbcUrl());
+        FencedSchema.migrate(db);
+        leases = RedisLeaseStore.builder(TestRedis.uri())
+                .fenceFloor(JdbcFenceFloor.of(db, FencedSchema.refundTable(), r -> r.substring("settle:".length())))
+                .build();
+    }
+
+    @AfterAll
+    void stop() {
+        leases.close();
+        db.close();
+    }
+
+    private static HikariDataSource pool(String url) {
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(url);
+        config.setMaximumPoolSize(12);
+        return new HikariDataSource(config);
+    }
+
+    private static String freshMerchant() {
+        return "m_" + UUID.randomUUID().toString().substring(0, 8);
+    }
+
+    private String seed(int refunds, String total) {
+        String merchant = freshMerchant();
+        RefundSeeder.seed(db, merchant, merchant + "_r", refunds, new BigDecimal(total), "EUR");
+        return merchant;
+    }
+
+    private SettlementWorker.Builder worker(String gatewayUrl, Duration timeout) {
+        return SettlementWorker.builder().leaseStore(leases).dataSource(db).gateway(GatewayClient.of(gatewayUrl, timeout))
+                .ttl(Duration.ofSeconds(10)).gatewayBackoff(Duration.ofMillis(10));
+    }
+
+    private SettlementWorker.Builder worker(PaymentGateway gateway) {
+        return worker(gateway.url(), Duration.ofSeconds(5));
+    }
+
+    /**
+     * The gateway refuses connections for the whole run: the worker stops after its failure limit,
+     * releases its lease and marks nothing failed; the refunds it tried go back to pending. The
+     * next run, with the gateway back, pays each refund once. Control: a gateway that definitively
+     * refuses every refund makes the same assertions see failed rows.
+     */
+    @ParameterizedTest(name = "definitive refusal instead of an outage: {0}")
+    @ValueSource(booleans = {false, true})
+    void anOutageForAWholeRunFailsNothingAndTheNextRunPaysEachRefundOnce(boolean control) throws Exception {
+        String merchant = seed(20, "200.00");
+        GatewayConfig.Builder config = GatewayConfig.builder().latency(Duration.ZERO);
+        if (control) {
+            config.refuseAbove(new BigDecimal("0.01"));
+        }
+        try (PaymentGateway gateway = PaymentGateway.start(config.build())) {
+            if (!control) {
+                gateway.outage(Duration.ofSeconds(30));
+            }
+            SettlementOutcome outage = worker(gateway).concurrency(4).build().settle(merchant);
+            if (control) {
+                assertThat(outage.result()).isEqualTo(Result.REJECTED);
+                assertThat(states(merchant)).as("control: definitive refusals are marked failed").containsExactly(Map.entry("failed", 20L));
+                assertThat(reasons(merchant)).allMatch(reason -> reason.contains("exceeds") && !reason.contains("127.0.0.1"));
+                return;
+            }
+            assertThat(outage.result()).isEqualTo(Result.GATEWAY_UNAVAILABLE);
+            assertThat(outage.failed()).isZero();
+            assertThat(outage.left()).isEqualTo(20);
+            assertThat(states(merchant)).as("an outage never parks a refund as failed").containsOnlyKeys("pending");
+            assertThat(leases.inspect(Merchants.resource(merchant)).holder()).as("lease released").isNull();
+
+            gateway.outage(Duration.ZERO);
+            awaitListening(gateway);
+            SettlementOutcome next = worker(gateway).concurrency(4).build().settle(merchant);
+            assertThat(next.result()).isEqualTo(Result.COMPLETED);
+            assertPaidOnce(gateway.ledger(), merchant, 20);
+        }
+    }
+
+    /**
+     * The gateway makes each refund but its answers (and the lookups after them) arrive after the
+     * client's timeout: the rows stay sending, the run reports the gateway unavailable, and the next
+     * run finds every refund under its key and confirms it without sending it again. Control: a
+     * gateway that ignores idempotency keys turns the same retries into duplicates.
+     */
+    @ParameterizedTest(name = "gateway ignores keys: {0}")
+    @ValueSource(booleans = {false, true})
+    void answersLostAfterTheGatewayPaidStaySendingAndTheNextRunFindsThemByKey(boolean control) throws Exception {
+        String merchant = seed(3, "30.00");
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ofMillis(400))
+                .idempotency(!control).build())) {
+            SettlementOutcome lost = worker(gateway.url(), Duration.ofMillis(150)).gatewayAttempts(2).gatewayFailureLimit(10).build()
+                    .settle(merchant);
+            assertThat(lost.result()).isEqualTo(Result.GATEWAY_UNAVAILABLE);
+            assertThat(states(merchant)).as("in doubt: still sending").containsExactly(Map.entry("sending", 3L));
+            Thread.sleep(600); // the gateway finishes the requests the client gave up on
+            SettlementOutcome next = worker(gateway).build().settle(merchant);
+            if (control) {
+                assertThat(refundsOf(gateway.ledger(), merchant)).as("control: retries without idempotency pay twice").hasSizeGreaterThan(3);
+                return;
+            }
+            assertThat(next.result()).isEqualTo(Result.COMPLETED);
+            assertThat(next.recovered()).isEqualTo(3);
+            assertPaidOnce(gateway.ledger(), merchant, 3);
+        }
+    }
+
+    /**
+     * Two deployments, each with its own database, seed the same refund ids for two merchants and
+     * share one gateway: each merchant is paid its own amounts, because each row carries its own
+     * key. Control: keys equal to the refund ids, as before keys were kept on the row: the second
+     * deployment's refunds collide with the first's at the gateway and are not paid, and the worker
+     * reports them as refused rather than confirming the first merchant's refunds.
+     */
+    @ParameterizedTest(name = "keys are the refund ids: {0}")
+    @ValueSource(booleans = {false, true})
+    void twoDeploymentsWithTheSameRefundIdsEachPayTheirOwnAmounts(boolean control) throws Exception {
+        String first = freshMerchant();
+        String second = freshMerchant();
+        String ids = "d_" + UUID.randomUUID().toString().substring(0, 6) + "_";
+        try (HikariDataSource otherDb = pool(secondDatabase());
+             RedisLeaseStore otherLeases = RedisLeaseStore.builder(TestRedis.uri()).build();
+             PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build())) {
+            FencedSchema.migrate(otherDb);
+            RefundSeeder.seed(db, first, ids, 5, new BigDecimal("50.00"), "EUR");
+            RefundSeeder.seed(otherDb, second, ids, 5, new BigDecimal("75.00"), "EUR");
+            if (control) {
+                for (HikariDataSource each : List.of(db, otherDb)) {
+                    try (Connection c = each.getConnection(); PreparedStatement s = c.prepareStatement(
+                            "UPDATE refund SET idempotency_key = id WHERE id LIKE ?")) {
+                        s.setString(1, ids + "%");
+                        s.executeUpdate();
+                    }
+                }
+            }
+            SettlementOutcome a = worker(gateway).build().settle(first);
+            SettlementOutcome b = SettlementWorker.builder().leaseStore(otherLeases).dataSource(otherDb)
+                    .gateway(GatewayClient.of(gateway.url(), Duration.ofSeconds(5))).gatewayBackoff(Duration.ofMillis(10)).build()
+                    .settle(second);
+            assertThat(a.result()).isEqualTo(Result.COMPLETED);
+            List<GatewayRefund> secondPaid = refundsOf(gateway.ledger(), second);
+            if (control) {
+                assertThat(b.result()).as("control: the reused keys collide").isEqualTo(Result.REJECTED);
+                assertThat(secondPaid).as("control: the second merchant is not paid").isEmpty();
+                return;
+            }
+            assertThat(b.result()).isEqualTo(Result.COMPLETED);
+            assertPaidOnce(gateway.ledger(), first, 5);
+            assertThat(secondPaid).hasSize(5);
+            assertThat(sum(secondPaid)).isEqualByComparingTo("75.00");
+            assertThat(sum(refundsOf(gateway.ledger(), first))).isEqualByComparingTo("50.00");
+        }
+    }
+
+    /** A second database on the same server, standing for another deployment. */
+    private String secondDatabase() throws SQLException {
+        try (Connection c = db.getConnection(); java.sql.Statement s = c.createStatement()) {
+            if (c.getMetaData().getDatabaseProductName().toLowerCase(java.util.Locale.ROOT).contains("postgres")) {
+                try (ResultSet rs = s.executeQuery("SELECT 1 FROM pg_database WHERE datname = 'fenced_deploy2'")) {
+                    if (!rs.next()) {
+                        s.execute("CREATE DATABASE fenced_deploy2");
+                    }
+                }
+            } else {
+                s.execute("CREATE DATABASE IF NOT EXISTS fenced_deploy2");
+            }
+        }
+        return jdbcUrl().replaceFirst("^(jdbc:[a-z]+://[^/?]+/)[^?]*", "$1fenced_deploy2");
+    }
+
+    /**
+     * Eight seeds of one merchant at once, each with its own id prefix so that only the merchant's
+     * uniqueness can stop them: exactly one set of rows. The database refuses a second row for a
+     * merchant's sequence number even when the seeder's own check is bypassed.
+     */
+    @Test
+    void concurrentSeedsOfOneMerchantWriteOneSetOfRows() throws Exception {
+        String merchant = freshMerchant();
+        int seeds = 8;
+        CyclicBarrier start = new CyclicBarrier(seeds);
+        ExecutorService pool = Executors.newFixedThreadPool(seeds);
+        List<Future<Integer>> results = new ArrayList<>();
+        try {
+            for (int i = 0; i < seeds; i++) {
+                String prefix = merchant + "_s" + i + "_";
+                Callable<Integer> seedOnce = () -> {
+                    start.await();
+                    return RefundSeeder.seed(db, merchant, prefix, 300, new BigDecimal("3000.00"), "EUR");
+                };
+                results.add(pool.submit(seedOnce));
+            }
+            int succeeded = 0;
+            for (Future<Integer> result : results) {
+                try {
+                    result.get();
+                    succeeded++;
+                } catch (java.util.concurrent.ExecutionException e) {
+                    assertThat(e.getCause()).isInstanceOf(IllegalStateException.class).hasMessageContaining(merchant);
+                }
+            }
+            assertThat(succeeded).isEqualTo(1);
+            assertThat(states(merchant)).containsExactly(Map.entry("pending", 300L));
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThatThrownBy(() -> execute("INSERT INTO refund (id, merchant, seq, amount, currency) VALUES (?, ?, 1, 1.00, 'EUR')",
+                merchant + "_bypass", merchant)).as("the constraint, not the check, refuses the second set").isInstanceOf(SQLException.class);
+    }
+
+    /**
+     * An older holder confirms a row after the new holder read it as sending: the new holder skips
+     * it as finished and completes. Control: the same row confirmed by a newer token is a real
+     * violation, and the run stops on it.
+     */
+    @ParameterizedTest(name = "finished by a newer holder: {0}")
+    @ValueSource(booleans = {false, true})
+    void aRowTheOlderHolderFinishesMidTakeoverIsSkippedNotAViolation(boolean control) throws Exception {
+        String merchant = seed(6, "60.00");
+        String row = merchant + "_r003";
+        String after = merchant + "_r005";
+        FencedRows refunds = FencedRows.of(FencedSchema.refundTable());
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build())) {
+            long olderToken;
+            try (Lease older = leases.tryAcquire(Merchants.resource(merchant), Duration.ofSeconds(30)).orElseThrow()) {
+                olderToken = older.token();
+                refunds.claimAll(db, List.of(row, after), olderToken);
+            }
+            SettlementOutcome outcome = worker(gateway).phaseHook((phase, id) -> {
+                if (phase == SettlementWorker.Phase.AFTER_CLAIM && id.equals(merchant + "_r001")) {
+                    long token = control ? leases.inspect(Merchants.resource(merchant)).counter() + 1 : olderToken;
+                    if (control) {
+                        refunds.claim(db, after, token);
+                    }
+                    // The older holder (or, in the control, a newer one) records its result for the rows.
+                    refunds.confirm(db, control ? after : row, token, Map.of("gateway_reference", "gw_elsewhere"));
+                    if (!control) {
+                        refunds.confirm(db, after, token, Map.of("gateway_reference", "gw_elsewhere"));
+                    }
+                }
+            }).build().settle(merchant);
+            if (control) {
+                assertThat(outcome.result()).as("control: a newer holder's row is a violation").isEqualTo(Result.FENCE_VIOLATION);
+                return;
+            }
+            assertThat(outcome.result()).isEqualTo(Result.COMPLETED);
+            assertThat(outcome.skipped()).isEqualTo(2);
+            assertThat(outcome.sent()).isEqualTo(4);
+            assertThat(states(merchant)).containsExactly(Map.entry("sent", 6L));
+        }
+    }
+
+    /**
+     * Every discrepancy kind at once, checked then repaired. The check writes nothing (the
+     * control for the repair); the repair fixes the safe ones through fenced writes under a fresh
+     * token and leaves the rest reported.
+     */
+    @Test
+    void reconcileFindsEachDiscrepancyAndRepairsOnlyTheSafeOnes() throws Exception {
+        String merchant = seed(8, "80.00");
+        Map<String, String> keys = keys(merchant);
+        String r = merchant + "_r00";
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build())) {
+            GatewayClient client = GatewayClient.of(gateway.url(), Duration.ofSeconds(5));
+            Map<String, BigDecimal> amounts = amounts(merchant);
+            // r001 sent and paid (agrees); r002 sent, never paid; r003 pending, paid; r004 sending, paid;
+            // r005 sending, unpaid; r006 failed, paid; r007 failed, unpaid; r008 paid a wrong amount.
+            for (int n : new int[] {1, 3, 4, 6}) {
+                client.createRefund(keys.get(r + n), r + n, merchant, amounts.get(r + n), "EUR");
+            }
+            client.createRefund(keys.get(r + 8), r + 8, merchant, amounts.get(r + 8).add(BigDecimal.ONE), "EUR");
+            client.createRefund(UUID.randomUUID().toString(), "stray", merchant, BigDecimal.ONE, "EUR");
+            setState(r + 1, "sent", 1);
+            setState(r + 2, "sent", 1);
+            setState(r + 4, "sending", 1);
+            setState(r + 5, "sending", 1);
+            setState(r + 6, "failed", 1);
+            setState(r + 7, "failed", 1);
+            Reconciliation reconciliation = Reconciliation.of(db, client);
+
+            Reconciliation.Report check = reconciliation.check(merchant);
+            assertThat(kinds(check)).containsExactlyInAnyOrderEntriesOf(Map.of(
+                    r + 2, Kind.SENT_WITHOUT_REFUND, r + 3, Kind.REFUND_WITHOUT_SENT, r + 4, Kind.SENDING_BUT_PAID,
+                    r + 5, Kind.STUCK_IN_SENDING, r + 6, Kind.FAILED_BUT_PAID, r + 8, Kind.MISMATCH, "stray", Kind.REFUND_WITHOUT_ROW));
+            assertThat(check.failed()).containsExactly(r + 7);
+            Map<String, String> before = stateById(merchant);
+
+            Reconciliation.Report repaired = reconciliation.repair(merchant, leases, Duration.ofSeconds(10), true);
+            Map<String, String> after = stateById(merchant);
+            assertThat(before).as("the check wrote nothing").containsEntry(r + 3, "pending").containsEntry(r + 4, "sending")
+                    .containsEntry(r + 6, "failed").containsEntry(r + 7, "failed");
+            assertThat(after).containsEntry(r + 3, "sent").containsEntry(r + 4, "sent").containsEntry(r + 6, "sent")
+                    .containsEntry(r + 7, "pending").containsEntry(r + 2, "sent").containsEntry(r + 5, "sending");
+            assertThat(repaired.unresolved()).extracting(Reconciliation.Discrepancy::refundId)
+                    .containsExactlyInAnyOrder(r + 2, r + 5, r + 8, "stray");
+            assertThat(fence(r + 6)).as("repaired under the repair's fresh token").isEqualTo(repaired.token());
+            assertThat(reconciliation.check(merchant).discrepancies()).extracting(Reconciliation.Discrepancy::refundId)
+                    .containsExactlyInAnyOrder(r + 2, r + 5, r + 8, "stray");
+
+            try (Lease busy = leases.tryAcquire(Merchants.resource(merchant), Duration.ofSeconds(10)).orElseThrow()) {
+                assertThatThrownBy(() -> reconciliation.repair(merchant, leases, Duration.ofSeconds(10), false))
+                        .isInstanceOf(Reconciliation.LeaseHeldException.class);
+                assertThat(busy.isHeld()).isTrue();
+            }
+        }
+    }
+
+    // ---- helpers ----
+
+    private static Map<String, Kind> kinds(Reconciliation.Report report) {
+        return report.discrepancies().stream().collect(Collectors.toMap(Reconciliation.Discrepancy::refundId, Reconciliation.Discrepancy::kind));
+    }
+
+    private static void awaitListening(PaymentGateway gateway) throws InterruptedException {
+        long deadline = System.currentTimeMillis() + 10_000;
+        while (!gateway.listening() && System.currentTimeMillis() < deadline) {
+            Thread.sleep(20);
+        }
+        assertThat(gateway.listening()).isTrue();
+    }
+
+    private static List<GatewayRefund> refundsOf(List<GatewayRefund> ledger, String merchant) {
+        return ledger.stream().filter(r -> r.merchant().equals(merchant)).toList();
+    }
+
+    private static BigDecimal sum(List<GatewayRefund> refunds) {
+        return refunds.stream().map(GatewayRefund::amount).reduce(BigDecimal.ZERO, BigDecimal::add);
+    }
+
+    /** Each row of the merchant sent, and paid once under its own key with its own amount. */
+    private void assertPaidOnce(List<GatewayRefund> ledger, String merchant, int expected) throws SQLException {
+        List<GatewayRefund> mine = refundsOf(ledger, merchant);
+        assertThat(mine).hasSize(expected);
+        Map<String, String> keys = keys(merchant);
+        Map<String, BigDecimal> amounts = amounts(merchant);
+        for (GatewayRefund refund : mine) {
+            assertThat(refund.idempotencyKey()).as(refund.reference()).isEqualTo(keys.get(refund.reference()));
+            assertThat(refund.amount()).as(refund.reference()).isEqualByComparingTo(amounts.get(refund.reference()));
+        }
+        assertThat(states(merchant)).containsExactly(Map.entry("sent", (long) expected));
+    }
+
+    private void execute(String sql, Object... values) throws SQLException {
+        try (Connection c = db.getConnection(); PreparedStatement s = c.prepareStatement(sql)) {
+            for (int i = 0; i < values.length; i++) {
+                s.setObject(i + 1, values[i]);
+            }
+            s.executeUpdate();
+        }
+    }
+
+    private void setState(String id, String state, long fence) throws SQLException {
+        execute("UPDATE refund SET state = ?, fence = ? WHERE id = ?", state, fence, id);
+    }
+
+    private long fence(String id) throws SQLException {
+        return column(id, "fence", Long.class);
+    }
+
+    private <T> T column(String id, String column, Class<T> type) throws SQLException {
+        try (Connection c = db.getConnection(); PreparedStatement s = c.prepareStatement("SELECT " + column + " FROM refund WHERE id = ?")) {
+            s.setString(1, id);
+            try (ResultSet rs = s.executeQuery()) {
+                rs.next();
+                return rs.getObject(1, type);
+            }
+        }
+    }
+
+    private <T> Map<String, T> byId(String merchant, String column, Class<T> type) throws SQLException {
+        Map<String, T> out = new TreeMap<>();
+        try (Connection c = db.getConnection(); PreparedStatement s = c.prepareStatement("SELECT id, " + column + " FROM refund WHERE merchant = ?")) {
+            s.setString(1, merchant);
+            try (ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    out.put(rs.getString(1), rs.getObject(2, type));
+                }
+            }
+        }
+        return out;
+    }
+
+    private Map<String, String> keys(String merchant) throws SQLException {
+        return byId(merchant, "idempotency_key", String.class);
+    }
+
+    private Map<String, BigDecimal> amounts(String merchant) throws SQLException {
+        return byId(merchant, "amount", BigDecimal.class);
+    }
+
+    private Map<String, String> stateById(String merchant) throws SQLException {
+        return byId(merchant, "state", String.class);
+    }
+
+    private List<String> reasons(String merchant) throws SQLException {
+        return List.copyOf(byId(merchant, "failure_reason", String.class).values());
+    }
+
+    private Map<String, Long> states(String merchant) throws SQLException {
+        return stateById(merchant).values().stream().collect(Collectors.groupingBy(x -> x, TreeMap::new, Collectors.counting()));
+    }
+}
