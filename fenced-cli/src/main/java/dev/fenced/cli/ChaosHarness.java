@@ -148,7 +148,7 @@ final class ChaosHarness {
         queue.addAll(merchants);
         env = Map.of("FENCED_REDIS_URL", redis.sentinelUri(), "FENCED_DB_URL", postgres.jdbcUrl(), "FENCED_GATEWAY_URL", gateway.url());
         if (settings.faults().contains(Fault.KEY_REUSE)) {
-            secondDeployment = SecondDeployment.start(postgres, env, settings, merchants, history::add);
+            secondDeployment = SecondDeployment.start(postgres, env, settings, merchants, history::add, this::say);
             injected.merge(Fault.KEY_REUSE, 1, Integer::sum);
         }
         for (int i = 0; i < settings.workers(); i++) {

@@ -5,6 +5,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.fenced.embedded.EmbeddedPostgresServer;
 import dev.fenced.settlement.RefundSeeder;
 import java.math.BigDecimal;
+import java.io.UncheckedIOException;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -13,8 +14,10 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
@@ -30,21 +33,38 @@ final class SecondDeployment implements AutoCloseable {
 
     private final HikariDataSource db;
     private final List<String> merchants;
-    private final WorkerProcess worker;
+    private final List<String> args;
+    private final Map<String, String> env;
+    private final Consumer<JsonNode> history;
     private final Deque<String> queue = new ArrayDeque<>();
+    private final Set<String> handedOut = new HashSet<>();
     private final AtomicInteger capacity = new AtomicInteger();
+    private final long silenceLimitMillis;
+    private final Consumer<String> say;
+    private volatile long lastEventAt = System.currentTimeMillis();
+    private WorkerProcess worker;
 
     private SecondDeployment(HikariDataSource db, List<String> merchants, Map<String, String> env, ChaosHarness.Settings settings,
-                             Consumer<JsonNode> history) {
+                             Consumer<JsonNode> history, Consumer<String> say) {
         this.db = db;
+        this.say = say;
+        // As the first deployment's queue does with a silent holder, but for the whole process: it has no stand-in.
+        this.silenceLimitMillis = Math.max(10_000, 5 * settings.ttl().toMillis());
         this.merchants = merchants;
+        this.env = env;
+        this.history = history;
         this.queue.addAll(merchants);
-        List<String> args = new ArrayList<>(List.of("chaos-worker", "--name", "deploy2", "--ttl", settings.ttl().toMillis() + "ms",
+        this.args = new ArrayList<>(List.of("chaos-worker", "--name", "deploy2", "--ttl", settings.ttl().toMillis() + "ms",
                 "--jobs", Integer.toString(JOBS), "--concurrency", Integer.toString(settings.concurrency())));
         if (!settings.fencing()) {
             args.add("--no-fence");
         }
-        this.worker = WorkerProcess.start("deploy2", args, env, event -> onEvent(event, history));
+        this.worker = startWorker();
+    }
+
+    private WorkerProcess startWorker() {
+        capacity.set(0);
+        return WorkerProcess.start("deploy2", args, env, this::onEvent);
     }
 
     /**
@@ -52,7 +72,7 @@ final class SecondDeployment implements AutoCloseable {
      * (up to) three merchants, with the same refund ids, then starts its worker.
      */
     static SecondDeployment start(EmbeddedPostgresServer postgres, Map<String, String> env, ChaosHarness.Settings settings,
-                                  List<String> firstMerchants, Consumer<JsonNode> history) {
+                                  List<String> firstMerchants, Consumer<JsonNode> history, Consumer<String> say) {
         try (Connection c = java.sql.DriverManager.getConnection(postgres.jdbcUrl()); Statement s = c.createStatement()) {
             s.execute("CREATE DATABASE " + DATABASE);
         } catch (SQLException e) {
@@ -69,7 +89,7 @@ final class SecondDeployment implements AutoCloseable {
         }
         Map<String, String> ownEnv = new HashMap<>(env);
         ownEnv.put("FENCED_DB_URL", url);
-        return new SecondDeployment(db, merchants, ownEnv, settings, history);
+        return new SecondDeployment(db, merchants, ownEnv, settings, history, say);
     }
 
     HikariDataSource db() {
@@ -80,26 +100,50 @@ final class SecondDeployment implements AutoCloseable {
         return merchants;
     }
 
-    private void onEvent(JsonNode event, Consumer<JsonNode> history) {
+    private void onEvent(JsonNode event) {
+        lastEventAt = System.currentTimeMillis();
         String type = event.path("type").asText();
         if (type.equals("ready")) {
             capacity.incrementAndGet();
             return;
         }
         history.accept(event);
-        if (type.equals("result") && !event.path("result").asText().equals("COMPLETED")) {
+        if (type.equals("result")) {
+            String merchant = event.path("merchant").asText();
             synchronized (queue) {
-                queue.addLast(event.path("merchant").asText()); // not done: the queue hands it out again
+                handedOut.remove(merchant);
+                if (!event.path("result").asText().equals("COMPLETED")) {
+                    queue.addLast(merchant); // not done: the queue hands it out again
+                }
             }
         }
     }
 
-    /** Hands queued jobs to the worker while it has room. */
+    /**
+     * Hands queued jobs to the worker while it has room. A worker that died (a fault hit its
+     * start-up) or holds jobs without a sign of life for too long is replaced, and its jobs queued again.
+     */
     void dispatch() {
         synchronized (queue) {
+            boolean silent = !handedOut.isEmpty() && System.currentTimeMillis() - lastEventAt > silenceLimitMillis;
+            if (!worker.isAlive() || silent) {
+                say.accept("second deployment's worker " + (silent ? "silent" : "gone") + ", replaced: " + worker.stderrTail());
+                worker.close();
+                queue.addAll(handedOut);
+                handedOut.clear();
+                lastEventAt = System.currentTimeMillis();
+                worker = startWorker();
+            }
             while (capacity.get() > 0 && !queue.isEmpty()) {
+                String merchant = queue.pollFirst();
+                try {
+                    worker.writeLine(merchant);
+                } catch (UncheckedIOException gone) {
+                    queue.addFirst(merchant); // replaced at the next dispatch
+                    return;
+                }
                 capacity.decrementAndGet();
-                worker.writeLine(queue.pollFirst());
+                handedOut.add(merchant);
             }
         }
     }
@@ -108,7 +152,7 @@ final class SecondDeployment implements AutoCloseable {
     boolean drained() throws SQLException {
         Map<String, Long> unsettled = ChaosHarness.unsettledByMerchant(db);
         synchronized (queue) {
-            if (queue.isEmpty() && capacity.get() == JOBS) {
+            if (queue.isEmpty() && handedOut.isEmpty()) {
                 queue.addAll(unsettled.keySet());
             }
         }

@@ -3,8 +3,9 @@ package dev.fenced.settlement;
 /**
  * One thing a settlement worker did, for timelines and histories.
  *
- * @param type what happened: acquired, busy, checked, claimed, gateway, confirmed, failed,
- *     violation, lease-lost, released, outcome
+ * @param type what happened: acquired, busy, checked, claimed, gateway, confirmed, failed (a
+ *     definitive refusal), skipped (finished by an earlier holder), left (put back to pending, or
+ *     left sending in doubt), gateway-down, violation, lease-lost, released, outcome
  * @param worker the worker's name
  * @param refundId the refund concerned, or null
  * @param token the worker's token (0 before it has one)

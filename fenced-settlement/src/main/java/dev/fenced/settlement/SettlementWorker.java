@@ -345,21 +345,15 @@ public final class SettlementWorker {
                 awaitQuietly(pool);
             }
             if (gatewayDown.get() && violation.get() == null) {
-                // Claimed ahead, never sent: nothing of them reached the gateway, so they can wait as pending.
                 for (String id : claimedAhead) {
-                    release(id);
+                    try {
+                        putBack(id, "claimed, never sent before the gateway went down");
+                    } catch (FenceViolation v) {
+                        refused(id, v);
+                    } catch (RuntimeException | SQLException e) {
+                        failedWith(id, e);
+                    }
                 }
-            }
-        }
-
-        void release(String refundId) {
-            try (Connection connection = dataSource.getConnection()) {
-                writes.release(connection, refundId, token);
-                emit("left", refundId, token, "pending: claimed, never sent before the gateway went down");
-            } catch (FenceViolation v) {
-                refused(refundId, v);
-            } catch (RuntimeException | SQLException e) {
-                failedWith(refundId, e);
             }
         }
 
@@ -424,7 +418,8 @@ public final class SettlementWorker {
                 // A call for this row may have gone out before its holder stopped: ask first, under the row's key.
                 answer = calls.lookup(row);
                 gatewayAnswer(row.id(), answer);
-                emit("checked", row.id(), token, answer.refund() != null ? "exists " + answer.refund().id() : answer.kind().name().toLowerCase(Locale.ROOT));
+                emit("checked", row.id(), token,
+                        answer.refund() != null ? "exists " + answer.refund().id() : answer.kind().name().toLowerCase(Locale.ROOT));
                 if (!answer.gatewayAnswered()) {
                     emit("left", row.id(), token, "sending: the lookup got no answer: " + answer.reason());
                     return;
@@ -453,8 +448,8 @@ public final class SettlementWorker {
             }
             switch (answer.kind()) {
                 case SUCCEEDED -> confirm(row, answer.refund(), gate);
-                case REJECTED -> finish(row, "failed", answer.reason());
-                case UNAVAILABLE -> finish(row, "pending", answer.reason());
+                case REJECTED -> markFailed(row.id(), answer.reason());
+                case UNAVAILABLE -> putBack(row.id(), "the gateway was unavailable: " + answer.reason());
                 default -> emit("left", row.id(), token, "sending: the outcome is in doubt: " + answer.reason());
             }
         }
@@ -485,25 +480,21 @@ public final class SettlementWorker {
             emit("confirmed", row.id(), token, refund.id());
         }
 
-        /**
-         * Moves a claimed row out of {@code sending} under the same fence as a confirm: to
-         * {@code failed} on a definitive refusal (with the reason), or back to {@code pending} when
-         * no request reached the gateway.
-         */
-        void finish(RefundRow row, String toState, String reason) throws SQLException {
+        /** A definitive refusal: the claimed row becomes failed with the reason, under the same fence as a confirm. */
+        void markFailed(String refundId, String reason) throws SQLException {
             try (Connection connection = dataSource.getConnection()) {
-                if (toState.equals("failed")) {
-                    writes.fail(connection, row.id(), token, reason);
-                } else {
-                    writes.release(connection, row.id(), token);
-                }
+                writes.fail(connection, refundId, token, reason);
             }
-            if (toState.equals("failed")) {
-                failed.incrementAndGet();
-                emit("failed", row.id(), token, reason);
-            } else {
-                emit("left", row.id(), token, "pending: the gateway was unavailable: " + reason);
+            failed.incrementAndGet();
+            emit("failed", refundId, token, reason);
+        }
+
+        /** Nothing of the claimed row reached the gateway: back to pending, fenced, for the next run. */
+        void putBack(String refundId, String why) throws SQLException {
+            try (Connection connection = dataSource.getConnection()) {
+                writes.release(connection, refundId, token);
             }
+            emit("left", refundId, token, "pending: " + why);
         }
 
         /**
