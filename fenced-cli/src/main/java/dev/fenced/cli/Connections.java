@@ -2,6 +2,7 @@ package dev.fenced.cli;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.fenced.LeaseArguments;
 import dev.fenced.StoreUnavailableException;
 import dev.fenced.gateway.GatewayClient;
 import dev.fenced.internal.Redaction;
@@ -32,16 +33,40 @@ final class Connections {
         return value;
     }
 
+    /** The shortest lease the commands accept: below it, a JVM's start-up and one round trip outlast the lease. */
+    static final Duration MIN_TTL = Duration.ofMillis(100);
+
+    static Duration requireUsableTtl(Duration ttl) {
+        LeaseArguments.requireValidTtl(ttl);
+        if (ttl.compareTo(MIN_TTL) < 0) {
+            throw new UsageException("--ttl must be at least " + MIN_TTL.toMillis() + "ms, got " + ttl.toMillis()
+                    + "ms: every run would end in a lost lease");
+        }
+        return ttl;
+    }
+
     /** A pooled, migrated database; fails fast with one line when it is unreachable. */
     static HikariDataSource database(String jdbcUrl, int poolSize) {
+        HikariDataSource dataSource = readOnlyDatabase(jdbcUrl, poolSize);
+        try {
+            FencedSchema.migrate(dataSource);
+        } catch (RuntimeException e) {
+            dataSource.close();
+            throw e;
+        }
+        return dataSource;
+    }
+
+    /** A pooled database, not migrated: commands that only read never write, not even the schema. */
+    static HikariDataSource readOnlyDatabase(String jdbcUrl, int poolSize) {
         if (!jdbcUrl.startsWith("jdbc:postgresql:") && !jdbcUrl.startsWith("jdbc:mariadb:") && !jdbcUrl.startsWith("jdbc:mysql:")) {
-            throw new UsageException("database URL must start with jdbc:postgresql: or jdbc:mariadb:, got " + Redaction.redactUri(jdbcUrl));
+            throw new UsageException("database URL must start with jdbc:postgresql: or jdbc:mariadb:, got " + Redaction.describe(jdbcUrl));
         }
         HikariConfig config = new HikariConfig();
         config.setJdbcUrl(jdbcUrl);
         config.setMaximumPoolSize(poolSize);
         config.setConnectionTimeout(5_000);
-        config.setInitializationFailTimeout(5_000);
+        config.setInitializationFailTimeout(1); // one attempt at start: an unreachable database is one line at once, not after retries
         config.setPoolName("fenced");
         HikariDataSource dataSource;
         try {
@@ -51,14 +76,8 @@ final class Connections {
             while (root.getCause() != null) {
                 root = root.getCause();
             }
-            throw new StoreUnavailableException("database at " + Redaction.redactUri(jdbcUrl) + " is unreachable: "
-                    + Redaction.redactUri(String.valueOf(root.getMessage())), e);
-        }
-        try {
-            FencedSchema.migrate(dataSource);
-        } catch (RuntimeException e) {
-            dataSource.close();
-            throw e;
+            throw new StoreUnavailableException("database at " + Redaction.describe(jdbcUrl) + " is unreachable: "
+                    + Redaction.scrub(String.valueOf(root.getMessage()), Redaction.secretsOf(jdbcUrl)), e);
         }
         return dataSource;
     }

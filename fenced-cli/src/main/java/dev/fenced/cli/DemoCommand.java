@@ -28,6 +28,7 @@ final class DemoCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        Scenario.requireValidSpeed(speed); // before the banner: a usage error prints one line and nothing else
         if (!json) {
             System.out.println("fenced demo: merchant m_4471, 1,200 refunds, 84,300.00 EUR, fencing " + (noFence ? "OFF" : "on")
                     + ", speed x" + speed);

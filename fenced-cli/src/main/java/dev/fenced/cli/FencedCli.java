@@ -1,10 +1,24 @@
 package dev.fenced.cli;
 
-import dev.fenced.internal.Redaction;
+import java.io.PrintStream;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Set;
+import java.util.logging.ConsoleHandler;
+import java.util.logging.Level;
+import java.util.logging.LogManager;
+import java.util.logging.Logger;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ScopeType;
 
-/** The {@code fenced} command. Exit codes: 0 success, 1 runtime failure, 2 usage error; settle adds 3 to 7, reconcile 4 and 8. */
+/**
+ * The {@code fenced} command. Exit codes: 0 success, 1 runtime failure, 2 usage error; settle adds
+ * 3 to 7, reconcile 4 and 8. Every mistake is one line on stderr; nothing it prints carries a
+ * secret from a URL it was given (see {@link Secrets}); libraries' log lines appear only with
+ * {@code --verbose}.
+ */
 @Command(name = "fenced", mixinStandardHelpOptions = true, version = "fenced 0.1.0",
         description = "Redis leases made safe by fencing every protected write in the database.",
         subcommands = {SeedCommand.class, GatewayCommand.class, SettleCommand.class, StatusCommand.class, ReconcileCommand.class, DemoCommand.class,
@@ -15,6 +29,9 @@ public final class FencedCli implements Runnable {
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
+
+    @Option(names = "--verbose", scope = ScopeType.INHERIT, description = "also print the libraries' log lines (drivers, Redis client, pool)")
+    boolean verbose;
 
     @Override
     public void run() {
@@ -27,15 +44,37 @@ public final class FencedCli implements Runnable {
 
     /** Runs the command line and returns its exit code; prints one line on stderr for any error. */
     public static int run(String... args) {
+        PrintStream out = System.out;
+        PrintStream err = System.err;
+        Set<String> secrets = Secrets.of(args, System.getenv());
+        System.setOut(Secrets.scrubbing(out, secrets));
+        System.setErr(Secrets.scrubbing(err, secrets));
+        try {
+            logTo(Arrays.asList(args).contains("--verbose") ? Level.INFO : Level.OFF);
+            return execute(args);
+        } finally {
+            System.out.flush();
+            System.err.flush();
+            System.setOut(out);
+            System.setErr(err);
+        }
+    }
+
+    private static int execute(String... args) {
         CommandLine cli = new CommandLine(new FencedCli());
+        String unknown = unknownCommand(cli, args);
+        if (unknown != null) {
+            System.err.println("fenced: unknown command '" + unknown + "'; commands: "
+                    + String.join(", ", cli.getSubcommands().keySet().stream().filter(name -> !name.equals("chaos-worker")).toList()));
+            return USAGE;
+        }
         cli.setParameterExceptionHandler((e, ignored) -> {
-            System.err.println("fenced " + e.getCommandLine().getCommandName() + ": " + Redaction.redactUri(e.getMessage())
-                    + " (see --help)");
+            System.err.println(prefix(e.getCommandLine()) + firstLine(e.getMessage()) + " (see --help)");
             return USAGE;
         });
         cli.setExecutionExceptionHandler((e, commandLine, parsed) -> {
             boolean usage = e instanceof UsageException || e instanceof IllegalArgumentException;
-            System.err.println("fenced " + commandLine.getCommandName() + ": " + Redaction.redactUri(describe(e)));
+            System.err.println(prefix(commandLine) + describe(e));
             if (System.getenv("FENCED_DEBUG") != null) {
                 e.printStackTrace();
             }
@@ -44,11 +83,39 @@ public final class FencedCli implements Runnable {
         return cli.execute(args);
     }
 
+    /** The first argument when it is neither an option nor a command: picocli would let a later {@code --help} win. */
+    private static String unknownCommand(CommandLine cli, String[] args) {
+        if (args.length == 0 || args[0].startsWith("-") || cli.getSubcommands().containsKey(args[0])) {
+            return null;
+        }
+        return args[0].length() <= 40 ? args[0] : args[0].substring(0, 40) + "...";
+    }
+
+    /** Every logger of the process (JUL, and SLF4J through it) at {@code level}, on this process's stderr. */
+    private static void logTo(Level level) {
+        LogManager.getLogManager().reset();
+        Logger root = Logger.getLogger("");
+        root.setLevel(level);
+        if (level != Level.OFF) {
+            ConsoleHandler handler = new ConsoleHandler(); // takes System.err as it is now: the scrubbing one
+            handler.setLevel(level);
+            root.addHandler(handler);
+        }
+    }
+
+    private static String prefix(CommandLine commandLine) {
+        return commandLine.getParent() == null ? "fenced: " : "fenced " + commandLine.getCommandName() + ": ";
+    }
+
     private static String describe(Throwable e) {
         String message = e.getMessage();
         if (message == null || message.isBlank()) {
             return e.getClass().getSimpleName() + " (set FENCED_DEBUG=1 for the stack trace)";
         }
-        return message.lines().findFirst().orElse(message);
+        return firstLine(message);
+    }
+
+    private static String firstLine(String message) {
+        return List.of(message.split("\\R", 2)).get(0);
     }
 }

@@ -3,7 +3,6 @@ package dev.fenced.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.zaxxer.hikari.HikariDataSource;
-import dev.fenced.LeaseArguments;
 import dev.fenced.redis.RedisLeaseStore;
 import dev.fenced.settlement.Merchants;
 import dev.fenced.settlement.Reconciliation;
@@ -44,7 +43,7 @@ final class ReconcileCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         Merchants.requireValid(merchant);
-        LeaseArguments.requireValidTtl(ttl);
+        Connections.requireUsableTtl(ttl);
         if (retryFailed && !repair) {
             throw new UsageException("--retry-failed goes with --repair");
         }
@@ -52,7 +51,7 @@ final class ReconcileCommand implements Callable<Integer> {
         String gatewayUrl = Connections.require(connections.gatewayUrl, "--gateway-url", "FENCED_GATEWAY_URL");
         String redisUrl = repair ? Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL") : null;
         Report report;
-        try (HikariDataSource db = Connections.database(dbUrl, 2)) {
+        try (HikariDataSource db = repair ? Connections.database(dbUrl, 2) : Connections.readOnlyDatabase(dbUrl, 2)) {
             Reconciliation reconciliation = Reconciliation.of(db, Connections.gateway(gatewayUrl));
             if (!repair) {
                 report = reconciliation.check(merchant);

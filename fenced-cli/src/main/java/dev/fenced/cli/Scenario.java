@@ -160,11 +160,15 @@ final class Scenario {
     private final List<Entry> notes = new CopyOnWriteArrayList<>();
     private long startMillis;
 
-    Scenario(double speed, Mechanism mechanism, Story story, PrintStream progress) {
+    static double requireValidSpeed(double speed) {
         if (!(speed >= 1 && speed <= 100)) {
             throw new UsageException("--speed must be between 1 and 100, got " + speed);
         }
-        this.speed = speed;
+        return speed;
+    }
+
+    Scenario(double speed, Mechanism mechanism, Story story, PrintStream progress) {
+        this.speed = requireValidSpeed(speed);
         this.mechanism = mechanism;
         this.story = story;
         this.progress = progress;

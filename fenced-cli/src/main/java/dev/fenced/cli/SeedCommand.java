@@ -24,7 +24,7 @@ final class SeedCommand implements Callable<Integer> {
     @Option(names = "--currency", defaultValue = "EUR", description = "ISO currency code (default ${DEFAULT-VALUE})")
     String currency;
 
-    @Option(names = "--id-prefix", defaultValue = "r_", description = "refund id prefix (default ${DEFAULT-VALUE})")
+    @Option(names = "--id-prefix", description = "refund id prefix (default: the merchant id and _r, e.g. m_4471_r001)")
     String idPrefix;
 
     @Mixin
@@ -40,6 +40,9 @@ final class SeedCommand implements Callable<Integer> {
             throw new UsageException("--total '" + total + "' is not a decimal number");
         }
         RefundSeeder.amounts(refunds, amount); // every input is checked before anything is written
+        if (idPrefix == null) {
+            idPrefix = merchant + "_r"; // never collides with another merchant seeded the same way
+        }
         String url = Connections.require(connections.dbUrl, "--db-url", "FENCED_DB_URL");
         try (HikariDataSource db = Connections.database(url, 2)) {
             try {

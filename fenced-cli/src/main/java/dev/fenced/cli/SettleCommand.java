@@ -1,7 +1,6 @@
 package dev.fenced.cli;
 
 import com.zaxxer.hikari.HikariDataSource;
-import dev.fenced.LeaseArguments;
 import dev.fenced.redis.RedisLeaseStore;
 import dev.fenced.settlement.Merchants;
 import dev.fenced.settlement.SettlementEvent;
@@ -46,7 +45,7 @@ final class SettleCommand implements Callable<Integer> {
     @Option(names = "--events", description = "print every event as a JSON line on stdout")
     boolean events;
 
-    @Option(names = "--no-fence", description = "write without the fence predicate: the negative control, never for real use")
+    @Option(names = "--no-fence", hidden = true, description = "write without the fence predicate: the negative control, never for real use")
     boolean noFence;
 
     @Option(names = "--no-renewal", hidden = true, description = "do not renew the lease: the TTL-only mechanism, for comparison")
@@ -70,7 +69,7 @@ final class SettleCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         Merchants.requireValid(merchant);
-        LeaseArguments.requireValidTtl(ttl);
+        Connections.requireUsableTtl(ttl);
         if (concurrency < 1 || concurrency > 256) {
             throw new UsageException("--concurrency must be 1 to 256, got " + concurrency);
         }

@@ -38,7 +38,7 @@ final class StatusCommand implements Callable<Integer> {
         String dbUrl = Connections.require(connections.dbUrl, "--db-url", "FENCED_DB_URL");
         Map<String, Object> status = new LinkedHashMap<>();
         status.put("merchant", merchant);
-        try (HikariDataSource db = Connections.database(dbUrl, 2); RedisLeaseStore leases = Connections.leases(redisUrl, db, null)) {
+        try (HikariDataSource db = Connections.readOnlyDatabase(dbUrl, 2); RedisLeaseStore leases = Connections.leases(redisUrl, db, null)) {
             LeaseSnapshot lease = leases.inspect(resource);
             status.put("leaseHolder", lease.holder());
             status.put("leaseMillisLeft", lease.timeLeft().toMillis());

@@ -192,8 +192,9 @@ public final class FencedRows {
 
     private Finish finishStatement(String toState, Set<String> columnSet) {
         SqlIdentifiers.state("target state", toState);
-        if (toState.equals(table.claimedState())) {
-            throw new IllegalArgumentException("finish must leave the claimed state '" + toState + "'");
+        // Compared as a case-insensitive collation (MariaDB's default) compares them: 'SENDING' is 'sending' there.
+        if (toState.equalsIgnoreCase(table.claimedState())) {
+            throw new IllegalArgumentException("finish must leave the claimed state '" + table.claimedState() + "', got '" + toState + "'");
         }
         Finish cached = finishStatements.get(columnSet);
         if (cached != null) {
@@ -203,7 +204,9 @@ public final class FencedRows {
         StringBuilder extra = new StringBuilder();
         for (String column : columns) {
             SqlIdentifiers.column("column", column);
-            if (column.equals(table.idColumn()) || column.equals(table.stateColumn()) || column.equals(table.fenceColumn())) {
+            // SQL folds unquoted identifiers: FENCE is the fence column.
+            if (column.equalsIgnoreCase(table.idColumn()) || column.equalsIgnoreCase(table.stateColumn())
+                    || column.equalsIgnoreCase(table.fenceColumn())) {
                 throw new IllegalArgumentException("column '" + column + "' is managed by the fence and cannot be set directly");
             }
             extra.append(", ").append(column).append(" = ?");
@@ -245,8 +248,9 @@ public final class FencedRows {
         JdbcDialect dialect = dialect(connection);
         try {
             List<Object> claimed = dialect.claimAll(connection, table, distinct, token);
-            Set<String> claimedKeys = claimed.stream().map(String::valueOf).collect(Collectors.toSet());
-            List<Object> refused = distinct.stream().filter(id -> !claimedKeys.contains(String.valueOf(id))).toList();
+            // The database returns ids as stored; under a case-insensitive collation 'R_1 ' asked is 'r_1' claimed.
+            Set<String> claimedKeys = claimed.stream().map(dialect::idKey).collect(Collectors.toSet());
+            List<Object> refused = distinct.stream().filter(id -> !claimedKeys.contains(dialect.idKey(id))).toList();
             return new BatchClaim(token, claimed, refusals(connection, refused, token));
         } catch (SQLException e) {
             throw SqlErrors.translate(dialect, "batch claim of " + distinct.size() + " rows in " + table.table(), e);
@@ -299,20 +303,24 @@ public final class FencedRows {
             return Map.of();
         }
         Map<String, FenceViolation> found = new HashMap<>();
-        try (PreparedStatement statement = connection.prepareStatement(sql.readBackPrefix + Sql.placeholders(ids.size()) + ")")) {
+        JdbcDialect dialect = dialect(connection);
+        // A locking read sees the row as it is now: a plain read at REPEATABLE READ (InnoDB) would
+        // report the snapshot, older than the write that refused this one.
+        String readBack = sql.readBackPrefix + Sql.placeholders(ids.size()) + ")" + dialect.lockingReadSuffix();
+        try (PreparedStatement statement = connection.prepareStatement(readBack)) {
             for (int i = 0; i < ids.size(); i++) {
                 BatchParameters.value(statement, i + 1, ids.get(i));
             }
             try (ResultSet rs = statement.executeQuery()) {
                 while (rs.next()) {
                     Object id = rs.getObject(1);
-                    found.put(String.valueOf(id), new FenceViolation(table.table(), id, token, rs.getLong(3), rs.getString(2)));
+                    found.put(dialect.idKey(id), new FenceViolation(table.table(), id, token, rs.getLong(3), rs.getString(2)));
                 }
             }
         }
         Map<Object, FencedException> refusals = new LinkedHashMap<>();
         for (Object id : ids) {
-            FenceViolation violation = found.get(String.valueOf(id));
+            FenceViolation violation = found.get(dialect.idKey(id));
             refusals.put(id, violation != null ? violation : new RowNotFoundException(table.table(), id));
         }
         return refusals;

@@ -32,7 +32,8 @@ public final class FencedTable {
         this.pendingState = SqlIdentifiers.state("pending state", b.pendingState);
         this.claimedState = SqlIdentifiers.state("claimed state", b.claimedState);
         this.doneState = SqlIdentifiers.state("done state", b.doneState);
-        if (List.of(pendingState, claimedState, doneState).stream().distinct().count() != 3) {
+        // Case-insensitively, as MariaDB's default collations compare them.
+        if (List.of(pendingState, claimedState, doneState).stream().map(String::toLowerCase).distinct().count() != 3) {
             throw new IllegalArgumentException("pending, claimed and done states must differ, got "
                     + pendingState + ", " + claimedState + ", " + doneState);
         }

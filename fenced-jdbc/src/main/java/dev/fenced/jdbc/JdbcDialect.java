@@ -28,6 +28,20 @@ public interface JdbcDialect {
      */
     List<Object> claimAll(Connection connection, FencedTable table, List<?> ids, long token) throws SQLException;
 
+    /**
+     * What a locking read appends to a SELECT, so that it reads the latest committed version of a
+     * row (and keeps it until the transaction ends) whatever the isolation level.
+     */
+    String lockingReadSuffix();
+
+    /**
+     * The key under which this database compares a row id: the id itself, or for a case-insensitive,
+     * trailing-space-insensitive collation its folded form.
+     */
+    default String idKey(Object id) {
+        return String.valueOf(id);
+    }
+
     /** The dialect for the database behind {@code connection}. */
     static JdbcDialect detect(Connection connection) throws SQLException {
         String product = connection.getMetaData().getDatabaseProductName();

@@ -29,6 +29,17 @@ public final class MariaDbDialect implements JdbcDialect {
     }
 
     @Override
+    public String lockingReadSuffix() {
+        return " LOCK IN SHARE MODE";
+    }
+
+    /** MariaDB's default collations ignore case and trailing spaces: 'R_1 ' and 'r_1' are one row. */
+    @Override
+    public String idKey(Object id) {
+        return id instanceof String text ? text.stripTrailing().toLowerCase(java.util.Locale.ROOT) : String.valueOf(id);
+    }
+
+    @Override
     public boolean isSerializationFailure(SQLException e) {
         return "40001".equals(e.getSQLState()) || e.getErrorCode() == ER_CHECKREAD || e.getErrorCode() == ER_LOCK_DEADLOCK;
     }

@@ -20,6 +20,11 @@ public final class PostgresDialect implements JdbcDialect {
     }
 
     @Override
+    public String lockingReadSuffix() {
+        return " FOR SHARE";
+    }
+
+    @Override
     public boolean isSerializationFailure(SQLException e) {
         return "40001".equals(e.getSQLState()) || "40P01".equals(e.getSQLState());
     }

@@ -145,6 +145,29 @@ abstract class FencedRowsContract {
         assertThat(note("r_1")).isEqualTo("gateway said no");
     }
 
+    /**
+     * SQL folds unquoted identifiers, so FENCE is the fence column: setting it through the extra
+     * columns is refused whatever its case, and so is a target state that is the claimed state in
+     * another case. Control: the same UPDATE written by hand does reset the fence, and a stale token
+     * can then claim the row.
+     */
+    @Test
+    void managedColumnsAndTheClaimedStateAreRecognisedWhateverTheirCase() throws SQLException {
+        insert("r_1", "pending", 0);
+        try (Connection c = dataSource.getConnection()) {
+            rows.claim(c, "r_1", 5);
+            for (String column : List.of("FENCE", "Fence", "STATE", "Id")) {
+                assertThatThrownBy(() -> rows.confirm(c, "r_1", 5, Map.of(column, 0L))).as(column).isInstanceOf(IllegalArgumentException.class);
+            }
+            assertThatThrownBy(() -> rows.finish(c, "r_1", 5, "SENDING", Map.of())).isInstanceOf(IllegalArgumentException.class);
+            assertRow("r_1", "sending", 5);
+            update(c, "UPDATE " + tableName + " SET state = 'sent', FENCE = 0 WHERE id = ?", "r_1");
+            update(c, "UPDATE " + tableName + " SET state = 'pending' WHERE id = ?", "r_1");
+            rows.claim(c, "r_1", 2); // control: with the fence reset, a token below 5 owns the row again
+        }
+        assertRow("r_1", "sending", 2);
+    }
+
     @Test
     void aBatchClaimSaysWhichRowsItClaimedAndWhichWereRefused() throws SQLException {
         insert("r_1", "pending", 0);

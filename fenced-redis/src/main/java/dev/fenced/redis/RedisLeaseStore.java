@@ -47,6 +47,7 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
     private static final String FENCE_PREFIX = "fence:{";
 
     private final String redactedUri;
+    private final java.util.Set<String> secrets;
     /** Null when the store runs on a connection the caller owns. */
     private final RedisClient client;
     private final StatefulRedisConnection<String, String> connection;
@@ -64,12 +65,14 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
         this.reseedMargin = builder.reseedMargin;
         if (builder.sharedConnection != null) {
             this.redactedUri = "(the caller's connection)";
+            this.secrets = java.util.Set.of();
             this.client = null;
             this.connection = builder.sharedConnection;
             this.commands = connection.sync();
             return;
         }
-        this.redactedUri = Redaction.redactUri(builder.uri);
+        this.redactedUri = Redaction.describe(builder.uri);
+        this.secrets = Redaction.secretsOf(builder.uri);
         RedisURI redisUri = parse(builder.uri, redactedUri);
         redisUri.setTimeout(builder.commandTimeout);
         // The sync API waits at most the URI's timeout for each command. Lettuce's TimeoutOptions
@@ -245,13 +248,13 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
                 || upper.contains("INVALID USERNAME-PASSWORD");
     }
 
-    private static String rootMessage(Throwable e) {
+    private String rootMessage(Throwable e) {
         Throwable root = e;
         while (root.getCause() != null && root.getCause() != root) {
             root = root.getCause();
         }
         String message = root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
-        return Redaction.redactUri(message);
+        return Redaction.scrub(Redaction.redactUri(message), secrets);
     }
 
     private static RedisURI parse(String uri, String redacted) {
