@@ -64,6 +64,7 @@ final class ChaosCommand implements Callable<Integer> {
             throw new UsageException("--merchants 1..1000, --refunds 1..10000, --workers 1..32 and --concurrency 1..64, got "
                     + merchants + ", " + refunds + ", " + workers + ", " + concurrency);
         }
+        Connections.requireUsableTtl(ttl);
         Set<ChaosHarness.Fault> enabled = faults == null || faults.isEmpty() ? EnumSet.allOf(ChaosHarness.Fault.class)
                 : ChaosHarness.Fault.parse(faults);
         long chosenSeed = seed != null ? seed : new java.security.SecureRandom().nextLong();

@@ -8,6 +8,7 @@ import java.util.logging.ConsoleHandler;
 import java.util.logging.Level;
 import java.util.logging.LogManager;
 import java.util.logging.Logger;
+import java.util.regex.Pattern;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -26,6 +27,8 @@ import picocli.CommandLine.ScopeType;
 public final class FencedCli implements Runnable {
     public static final int RUNTIME_FAILURE = 1;
     public static final int USAGE = 2;
+    /** What picocli appends to a conversion error: "(java.lang.NumberFormatException: ...)", a stack-trace word for a user. */
+    private static final Pattern JAVA_EXCEPTION = Pattern.compile("\\s*\\((?:java|javax|picocli)\\.[\\w.$]+(?:Exception|Error)[^)]*\\)");
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -69,7 +72,7 @@ public final class FencedCli implements Runnable {
             return USAGE;
         }
         cli.setParameterExceptionHandler((e, ignored) -> {
-            System.err.println(prefix(e.getCommandLine()) + firstLine(e.getMessage()) + " (see --help)");
+            System.err.println(prefix(e.getCommandLine()) + JAVA_EXCEPTION.matcher(firstLine(e.getMessage())).replaceAll("") + " (see --help)");
             return USAGE;
         });
         cli.setExecutionExceptionHandler((e, commandLine, parsed) -> {

@@ -5,19 +5,31 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
-import org.junit.jupiter.api.BeforeAll;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Assumptions;
 
-/** Bad input: one line on stderr, exit 2 for usage and 1 for runtime failures, no stack trace. */
+/**
+ * Bad input: one line on stderr, exit 2 for usage and 1 for runtime failures, no stack trace. Never
+ * skipped: the cases about a missing URL run in a JVM without the {@code FENCED_*} variables.
+ */
 class CliInputTest {
     record Run(int exit, String stderr) {
     }
 
-    @BeforeAll
-    static void noConnectionEnvironment() {
-        Assumptions.assumeTrue(System.getenv("FENCED_DB_URL") == null && System.getenv("FENCED_GATEWAY_URL") == null,
-                "these cases check the messages for missing URLs");
+    /** A run in a JVM of its own without any {@code FENCED_*} variable: the cases about missing URLs run whatever the environment. */
+    private static Run runWithoutEnvironment(String... args) throws Exception {
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", System.getProperty("java.class.path"), FencedCli.class.getName()));
+        command.addAll(List.of(args));
+        ProcessBuilder builder = new ProcessBuilder(command).redirectOutput(ProcessBuilder.Redirect.DISCARD);
+        builder.environment().keySet().removeIf(name -> name.startsWith("FENCED_"));
+        Process process = builder.start();
+        String stderr = new String(process.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        return new Run(process.exitValue(), stderr);
     }
 
     private static Run run(String... args) {
@@ -68,7 +80,7 @@ class CliInputTest {
     }
 
     @Test
-    void seedRejectsBadNumbersBeforeTouchingAnything() {
+    void seedRejectsBadNumbersBeforeTouchingAnything() throws Exception {
         assertOneLine(run("seed", "--merchant", "m_1", "--refunds", "0", "--total", "10", "--db-url", "jdbc:postgresql://127.0.0.1:1/x"), 2, "positive");
         assertOneLine(run("seed", "--merchant", "m_1", "--refunds", "3", "--total", "10.001", "--db-url", "jdbc:postgresql://127.0.0.1:1/x"), 2, "two decimals");
         assertOneLine(run("seed", "--merchant", "m_1", "--refunds", "5", "--total", "0.04", "--db-url", "jdbc:postgresql://127.0.0.1:1/x"), 2, "too small");
@@ -76,7 +88,8 @@ class CliInputTest {
         assertOneLine(run("seed", "--merchant", "m 1", "--refunds", "5", "--total", "10"), 2, "merchant id");
         assertOneLine(run("seed", "--merchant", "", "--refunds", "5", "--total", "10"), 2, "blank");
         assertOneLine(run("seed", "--merchant", "m_1", "--refunds", "x", "--total", "10"), 2, "--refunds");
-        assertOneLine(run("seed", "--merchant", "m_1", "--refunds", "5", "--total", "10"), 2, "needs --db-url or the environment variable FENCED_DB_URL");
+        assertOneLine(runWithoutEnvironment("seed", "--merchant", "m_1", "--refunds", "5", "--total", "10"), 2,
+                "needs --db-url or the environment variable FENCED_DB_URL");
     }
 
     @Test
@@ -90,15 +103,84 @@ class CliInputTest {
     }
 
     @Test
-    void malformedUrlsAndOptionsAreUsageErrors() {
+    void malformedUrlsAndOptionsAreUsageErrors() throws Exception {
         assertOneLine(run("seed", "--merchant", "m_1", "--refunds", "5", "--total", "10", "--db-url", "postgres://x"), 2, "jdbc:postgresql:");
         assertOneLine(run("settle", "--merchant", "m_1", "--ttl", "soon"), 2, "not a duration");
         assertOneLine(run("settle", "--merchant", "m_1", "--ttl", "0s", "--redis-url", "redis://x", "--db-url", "jdbc:postgresql://x/y",
                 "--gateway-url", "http://x"), 2, "TTL");
         assertOneLine(run("settle", "--merchant", "m_1", "--concurrency", "0"), 2, "--concurrency");
-        assertOneLine(run("settle", "--merchant", "m_1"), 2, "needs --");
+        assertOneLine(runWithoutEnvironment("settle", "--merchant", "m_1"), 2, "needs --");
         assertOneLine(run("status", "--merchant", "m_1", "--redis-url", "http://x", "--db-url", dev.fenced.testing.TestDatabases.postgresUrl()), 2, "redis://");
         assertOneLine(run("demo", "--speed", "0"), 2, "--speed");
         assertOneLine(run("frobnicate"), 2, "frobnicate");
+        assertOneLine(run("frobnicate", "--help"), 2, "unknown command 'frobnicate'");
+        assertOneLine(run("settle", "--merchant", "m_1", "--ttl", "1ms", "--redis-url", "redis://x", "--db-url", "jdbc:postgresql://x/y",
+                "--gateway-url", "http://x"), 2, "at least 100ms");
+        Run topLevel = run("--frobnicate");
+        assertThat(topLevel.stderr()).startsWith("fenced: ").doesNotContain("fenced fenced");
+        Run speed = run("demo", "--speed", "-3");
+        assertOneLine(speed, 2, "--speed");
+        Run redisHint = run("status", "--merchant", "m_1", "--redis-url", "redis://:pw@", "--db-url", dev.fenced.testing.TestDatabases.postgresUrl());
+        assertOneLine(redisHint, 2, "expected redis://[user:password@]host");
+    }
+
+    /** An id taken by another merchant past the first one: one line, exit 2, and not one row of the seed written. */
+    @Test
+    void anIdCollisionPastTheFirstIdIsAUsageErrorAndWritesNothing() throws Exception {
+        String db = dev.fenced.testing.TestDatabases.postgresUrl();
+        String prefix = "z" + java.util.UUID.randomUUID().toString().substring(0, 8) + "_";
+        try (java.sql.Connection c = java.sql.DriverManager.getConnection(db); java.sql.PreparedStatement s = c.prepareStatement(
+                "INSERT INTO refund (id, merchant, seq, amount, currency) VALUES (?, ?, 1, 1.00, 'EUR')")) {
+            s.setString(1, prefix + "002");
+            s.setString(2, "m_other_" + prefix);
+            s.executeUpdate();
+        }
+        String merchant = "m_" + prefix;
+        assertOneLine(run("seed", "--merchant", merchant, "--refunds", "3", "--total", "3.00", "--id-prefix", prefix, "--db-url", db), 2,
+                "collide");
+        try (java.sql.Connection c = java.sql.DriverManager.getConnection(db); java.sql.PreparedStatement s = c.prepareStatement(
+                "SELECT COUNT(*) FROM refund WHERE merchant = ?")) {
+            s.setString(1, merchant);
+            try (java.sql.ResultSet rs = s.executeQuery()) {
+                rs.next();
+                assertThat(rs.getLong(1)).isZero();
+            }
+        }
+    }
+
+    /** The demo's banner is not printed before a usage error: stdout stays empty. */
+    @Test
+    void aUsageErrorPrintsNothingElse() {
+        PrintStream original = System.out;
+        ByteArrayOutputStream captured = new ByteArrayOutputStream();
+        System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
+        try {
+            assertThat(FencedCli.run("demo", "--speed", "-3")).isEqualTo(FencedCli.USAGE);
+        } finally {
+            System.setOut(original);
+        }
+        assertThat(captured.toString(StandardCharsets.UTF_8)).isEmpty();
+    }
+
+    /**
+     * status reads and never writes: a database user that may only read can look, and a database
+     * without fenced's tables is left without them. Control: seed, which writes, is refused for that user.
+     */
+    @Test
+    void statusNeverWritesAndWorksForAReadOnlyUser() throws Exception {
+        String admin = dev.fenced.testing.TestDatabases.postgresUrl();
+        String merchant = "m_" + java.util.UUID.randomUUID().toString().substring(0, 8);
+        assertThat(stdout("seed", "--merchant", merchant, "--refunds", "3", "--total", "3.00", "--db-url", admin)).contains("seeded");
+        try (java.sql.Connection c = java.sql.DriverManager.getConnection(admin); java.sql.Statement s = c.createStatement()) {
+            s.execute("DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'fenced_reader') THEN CREATE ROLE fenced_reader LOGIN; END IF; END $$");
+            s.execute("GRANT SELECT ON ALL TABLES IN SCHEMA public TO fenced_reader");
+        }
+        String reader = admin.replaceFirst("user=[^&]*", "user=fenced_reader");
+        org.junit.jupiter.api.Assumptions.assumeTrue(reader.contains("user=fenced_reader"), "the test database URL names its user");
+        String status = stdout("status", "--merchant", merchant, "--json", "--db-url", reader, "--redis-url", dev.fenced.testing.TestRedis.uri());
+        assertThat(status).contains("\"pending\" : 3");
+        Run seed = run("seed", "--merchant", merchant + "x", "--refunds", "1", "--total", "1.00", "--db-url", reader);
+        assertThat(seed.exit()).as("control: the reader cannot write").isNotZero();
+        assertThat(seed.stderr().strip().lines()).hasSize(1);
     }
 }
