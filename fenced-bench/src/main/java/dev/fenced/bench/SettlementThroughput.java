@@ -8,6 +8,7 @@ import dev.fenced.gateway.PaymentGateway;
 import dev.fenced.jdbc.FencedSchema;
 import dev.fenced.jdbc.JdbcFenceFloor;
 import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.settlement.Merchants;
 import dev.fenced.settlement.RefundSeeder;
 import dev.fenced.settlement.SettlementOutcome;
 import dev.fenced.settlement.SettlementWorker;
@@ -81,7 +82,7 @@ final class SettlementThroughput {
             String merchant = "bench_" + UUID.randomUUID().toString().substring(0, 8);
             RefundSeeder.seed(db, merchant, merchant + "_r", REFUNDS, new BigDecimal("84300.00"), "EUR");
             try (RedisLeaseStore leases = RedisLeaseStore.builder(redisUrl)
-                    .fenceFloor(JdbcFenceFloor.of(db, FencedSchema.refundTable(), r -> r.substring("settle:".length()))).build()) {
+                    .fenceFloor(JdbcFenceFloor.of(db, FencedSchema.refundTable(), Merchants::merchantOf)).build()) {
                 SettlementWorker worker = SettlementWorker.builder().leaseStore(leases).dataSource(db)
                         .gateway(GatewayClient.of(gateway.url(), Duration.ofSeconds(10))).concurrency(concurrency).build();
                 long start = System.nanoTime();

@@ -139,6 +139,8 @@ final class ChaosHarness {
                     secondDeployment.close();
                 }
                 gateway.close();
+                Files.deleteIfExists(ledger);
+                Files.deleteIfExists(ledger.getParent());
             }
         }
     }

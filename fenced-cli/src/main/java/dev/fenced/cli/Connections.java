@@ -9,6 +9,7 @@ import dev.fenced.internal.Redaction;
 import dev.fenced.jdbc.FencedSchema;
 import dev.fenced.jdbc.JdbcFenceFloor;
 import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.settlement.Merchants;
 import java.time.Duration;
 import picocli.CommandLine.Option;
 
@@ -85,7 +86,7 @@ final class Connections {
     /** A Redis lease store whose counter is reseeded from the refunds' highest fence. */
     static RedisLeaseStore leases(String redisUrl, HikariDataSource database, String ownerLabel) {
         RedisLeaseStore.Builder builder = RedisLeaseStore.builder(redisUrl)
-                .fenceFloor(JdbcFenceFloor.of(database, FencedSchema.refundTable(), resource -> resource.substring("settle:".length())));
+                .fenceFloor(JdbcFenceFloor.of(database, FencedSchema.refundTable(), Merchants::merchantOf));
         if (ownerLabel != null) {
             builder.ownerLabel(ownerLabel);
         }

@@ -16,8 +16,23 @@ public final class Merchants {
         return merchant;
     }
 
+    private static final String RESOURCE_PREFIX = "settle:";
+
     /** The lease resource that guards a merchant's settlement: {@code settle:<merchant>}. */
     public static String resource(String merchant) {
-        return "settle:" + requireValid(merchant);
+        return RESOURCE_PREFIX + requireValid(merchant);
+    }
+
+    /**
+     * The merchant a settlement resource guards: the inverse of {@link #resource(String)}, e.g. for a
+     * fence floor scoped by merchant.
+     *
+     * @throws IllegalArgumentException for a resource that is not {@code settle:<valid merchant>}
+     */
+    public static String merchantOf(String resource) {
+        if (resource == null || !resource.startsWith(RESOURCE_PREFIX)) {
+            throw new IllegalArgumentException("'" + resource + "' is not a settlement resource (settle:<merchant>)");
+        }
+        return requireValid(resource.substring(RESOURCE_PREFIX.length()));
     }
 }

@@ -60,7 +60,7 @@ abstract class MoneyFailureContract {
         db = pool(jdbcUrl());
         FencedSchema.migrate(db);
         leases = RedisLeaseStore.builder(TestRedis.uri())
-                .fenceFloor(JdbcFenceFloor.of(db, FencedSchema.refundTable(), r -> r.substring("settle:".length())))
+                .fenceFloor(JdbcFenceFloor.of(db, FencedSchema.refundTable(), Merchants::merchantOf))
                 .build();
     }
 

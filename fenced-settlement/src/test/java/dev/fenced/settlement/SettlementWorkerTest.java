@@ -48,7 +48,7 @@ class SettlementWorkerTest {
         db = new HikariDataSource(config);
         FencedSchema.migrate(db);
         leases = RedisLeaseStore.builder(TestRedis.uri())
-                .fenceFloor(JdbcFenceFloor.of(db, FencedSchema.refundTable(), r -> r.substring("settle:".length())))
+                .fenceFloor(JdbcFenceFloor.of(db, FencedSchema.refundTable(), Merchants::merchantOf))
                 .build();
     }
 
