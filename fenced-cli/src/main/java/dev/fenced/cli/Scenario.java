@@ -130,9 +130,8 @@ final class Scenario {
             } catch (SQLException e) {
                 throw new IllegalStateException("could not reset the refunds: " + e.getMessage(), e);
             }
-            try (io.lettuce.core.RedisClient client = io.lettuce.core.RedisClient.create(redisUrl);
-                 var connection = client.connect()) {
-                connection.sync().del("lock:{" + resource + "}", "fence:{" + resource + "}");
+            try (RedisLeaseStore leases = RedisLeaseStore.builder(redisUrl).build()) {
+                leases.forget(resource);
             }
         }
 

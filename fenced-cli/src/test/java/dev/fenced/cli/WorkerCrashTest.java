@@ -62,7 +62,7 @@ class WorkerCrashTest {
                 }
                 assertThat(exit).as("exit code of attempt %d", attempt).isIn(0, SettleCommand.LEASE_BUSY, SettleCommand.LEASE_LOST);
                 if (exit != 0) {
-                    WorkerProcess.sleep(2_100);
+                    awaitNoHolder(merchant);
                 }
             }
             assertThat(exit).isZero();
@@ -70,6 +70,17 @@ class WorkerCrashTest {
             assertThat(mine).hasSize(30);
             assertThat(mine.stream().map(GatewayRefund::reference).distinct().count()).isEqualTo(30);
             assertThat(mine.stream().map(GatewayRefund::amount).reduce(BigDecimal.ZERO, BigDecimal::add)).isEqualByComparingTo("300.00");
+        }
+    }
+
+    /** Waits until the merchant's lease is free (the dead holder's TTL ran out), as a queue's redelivery would. */
+    private static void awaitNoHolder(String merchant) {
+        try (dev.fenced.redis.RedisLeaseStore leases = dev.fenced.redis.RedisLeaseStore.builder(TestRedis.uri()).build()) {
+            long deadline = System.currentTimeMillis() + 10_000;
+            while (leases.inspect(dev.fenced.settlement.Merchants.resource(merchant)).holder() != null) {
+                assertThat(System.currentTimeMillis()).as("lease of %s still held after 10 s", merchant).isLessThan(deadline);
+                WorkerProcess.sleep(20);
+            }
         }
     }
 

@@ -193,6 +193,22 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
         }
     }
 
+    /**
+     * Deletes a resource's lease and counter, as Redis losing them would: the next acquisition
+     * reseeds from the fence floor (or, without one, starts again at 1). For tests and demos that
+     * start a resource over, and for retiring one; never while a holder may still write.
+     *
+     * @return whether there was anything to delete
+     */
+    public boolean forget(String resource) {
+        LeaseArguments.requireValidResource(resource);
+        try {
+            return commands.del(lockKey(resource), fenceKey(resource)) > 0;
+        } catch (RedisException e) {
+            throw unavailable(e);
+        }
+    }
+
     static String lockKey(String resource) {
         return LOCK_PREFIX + resource + "}";
     }

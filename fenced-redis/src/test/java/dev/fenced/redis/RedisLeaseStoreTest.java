@@ -135,18 +135,18 @@ class RedisLeaseStoreTest extends LeaseStoreContract {
                 highestStored.accumulateAndGet(last, Math::max); // the holder wrote its token to a row
                 lease.release();
             }
-            admin.flushall();
+            floored.forget(resource); // only this test's keys: the server may be shared
             Lease afterLoss = floored.tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow();
             assertThat(afterLoss.token()).isGreaterThan(last).as("the default margin").isEqualTo(last + 1_000_001);
             afterLoss.release();
 
-            admin.flushall();
+            floored.forget(resource); // only this test's keys: the server may be shared
             try (RedisLeaseStore noMargin = RedisLeaseStore.builder(TestRedis.uri()).fenceFloor(r -> highestStored.get()).reseedMargin(0).build()) {
                 Lease exact = noMargin.tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow();
                 assertThat(exact.token()).as("without a margin the counter restarts just above the floor").isEqualTo(highestStored.get() + 1);
                 exact.release();
             }
-            admin.flushall();
+            floored.forget(resource); // only this test's keys: the server may be shared
             Lease fromAnotherProcess = freshProcess.tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow();
             assertThat(fromAnotherProcess.token()).as("a client that never saw a token still reseeds from the floor")
                     .isGreaterThan(last);
