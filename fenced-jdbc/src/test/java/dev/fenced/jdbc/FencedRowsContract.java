@@ -305,57 +305,6 @@ abstract class FencedRowsContract {
     }
 
     @Test
-    void theFloorIsTheHighestFenceInTheScope() throws SQLException {
-        insert("r_1", "sent", 12, "m_1");
-        insert("r_2", "sending", 40, "m_1");
-        insert("r_3", "sent", 99, "m_2");
-        JdbcFenceFloor floor = JdbcFenceFloor.of(dataSource, rows.table(), resource -> resource.substring("settle:".length()));
-        assertThat(floor.highestStoredFence("settle:m_1")).isEqualTo(40);
-        assertThat(floor.highestStoredFence("settle:m_2")).isEqualTo(99);
-        assertThat(floor.highestStoredFence("settle:m_none")).isZero();
-        assertThat(JdbcFenceFloor.wholeTable(dataSource, rows.table()).highestStoredFence("anything")).isEqualTo(99);
-    }
-
-    @Test
-    void theDatabaseTokenSourceIssuesUniqueIncreasingTokensToEightThreads() throws Exception {
-        FencedSchema.migrate(dataSource);
-        String resource = "tokens:" + UUID.randomUUID();
-        com.zaxxer.hikari.HikariConfig config = new com.zaxxer.hikari.HikariConfig();
-        config.setJdbcUrl(((dev.fenced.testing.UrlDataSource) dataSource).url());
-        config.setMaximumPoolSize(8);
-        try (com.zaxxer.hikari.HikariDataSource pooled = new com.zaxxer.hikari.HikariDataSource(config)) {
-            JdbcTokenSource source = JdbcTokenSource.of(pooled);
-            ExecutorService pool = Executors.newFixedThreadPool(8);
-            try {
-                List<Future<List<Long>>> futures = new ArrayList<>();
-                for (int t = 0; t < 8; t++) {
-                    futures.add(pool.submit(() -> {
-                        List<Long> mine = new ArrayList<>();
-                        for (int i = 0; i < 1_000; i++) {
-                            mine.add(source.nextToken(resource));
-                        }
-                        return mine;
-                    }));
-                }
-                Set<Long> all = new java.util.HashSet<>();
-                for (Future<List<Long>> future : futures) {
-                    List<Long> mine = future.get(5, TimeUnit.MINUTES);
-                    for (int i = 1; i < mine.size(); i++) {
-                        assertThat(mine.get(i)).as("tokens one thread sees increase").isGreaterThan(mine.get(i - 1));
-                    }
-                    all.addAll(mine);
-                }
-                assertThat(all).as("8,000 unique tokens").hasSize(8_000);
-                assertThat(all).allMatch(token -> token >= 1 && token <= 8_000);
-                assertThat(source.nextToken(resource)).isEqualTo(8_001);
-                assertThat(source.nextToken("tokens:other:" + UUID.randomUUID())).as("counters are per resource").isEqualTo(1);
-            } finally {
-                pool.shutdownNow();
-            }
-        }
-    }
-
-    @Test
     void theMigratedRefundTableTakesFencedWrites() throws SQLException {
         FencedSchema.migrate(dataSource);
         FencedSchema.migrate(dataSource);

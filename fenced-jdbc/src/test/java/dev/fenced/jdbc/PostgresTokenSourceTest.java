@@ -1,0 +1,10 @@
+package dev.fenced.jdbc;
+
+import dev.fenced.testing.TestDatabases;
+
+class PostgresTokenSourceTest extends JdbcTokenSourceContract {
+    @Override
+    protected String jdbcUrl() {
+        return TestDatabases.postgresUrl();
+    }
+}
