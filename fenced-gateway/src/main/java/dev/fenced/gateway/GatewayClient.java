@@ -28,7 +28,7 @@ import java.util.Optional;
  * {@link GatewayException#outcome() outcome} says what it means for the money; this class is the one
  * place that decides it. Thread-safe.
  */
-public final class GatewayClient {
+public final class GatewayClient implements RefundGateway {
     private static final ObjectMapper JSON = new ObjectMapper().configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
     private static final int MAX_REASON = 200;
 
@@ -79,6 +79,7 @@ public final class GatewayClient {
      *     with other parameters), {@link Outcome#UNKNOWN} when the refund may exist,
      *     {@link Outcome#UNAVAILABLE} when the request was not processed
      */
+    @Override
     public GatewayRefund createRefund(String idempotencyKey, String reference, String merchant, BigDecimal amount, String currency) {
         Map<String, String> body = new LinkedHashMap<>();
         body.put("reference", reference);
@@ -100,6 +101,7 @@ public final class GatewayClient {
     }
 
     /** The refund created under {@code idempotencyKey}, if any: how a caller in doubt learns what happened. */
+    @Override
     public Optional<GatewayRefund> findByKey(String idempotencyKey) {
         return refunds("idempotency_key", idempotencyKey).stream().findFirst();
     }
@@ -110,6 +112,7 @@ public final class GatewayClient {
     }
 
     /** Every refund the gateway made for {@code merchant}, in creation order. */
+    @Override
     public List<GatewayRefund> refundsOf(String merchant) {
         return refunds("merchant", merchant);
     }

@@ -1,6 +1,6 @@
 package dev.fenced.settlement;
 
-import dev.fenced.gateway.GatewayClient;
+import dev.fenced.gateway.RefundGateway;
 import dev.fenced.gateway.GatewayException;
 import java.time.Duration;
 import java.util.concurrent.ThreadLocalRandom;
@@ -15,12 +15,12 @@ import java.util.function.BooleanSupplier;
 final class GatewayCalls {
     private static final Duration MAX_BACKOFF = Duration.ofSeconds(2);
 
-    private final GatewayClient gateway;
+    private final RefundGateway gateway;
     private final int attempts;
     private final Duration backoff;
     private final BooleanSupplier stop;
 
-    GatewayCalls(GatewayClient gateway, int attempts, Duration backoff, BooleanSupplier stop) {
+    GatewayCalls(RefundGateway gateway, int attempts, Duration backoff, BooleanSupplier stop) {
         this.gateway = gateway;
         this.attempts = attempts;
         this.backoff = backoff;

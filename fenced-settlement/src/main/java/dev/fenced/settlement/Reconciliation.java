@@ -3,7 +3,7 @@ package dev.fenced.settlement;
 import dev.fenced.Lease;
 import dev.fenced.LeaseStore;
 import dev.fenced.StoreUnavailableException;
-import dev.fenced.gateway.GatewayClient;
+import dev.fenced.gateway.RefundGateway;
 import dev.fenced.gateway.GatewayRefund;
 import dev.fenced.jdbc.FencedRows;
 import dev.fenced.jdbc.FencedSchema;
@@ -120,14 +120,14 @@ public final class Reconciliation {
     }
 
     private final DataSource dataSource;
-    private final GatewayClient gateway;
+    private final RefundGateway gateway;
 
-    private Reconciliation(DataSource dataSource, GatewayClient gateway) {
+    private Reconciliation(DataSource dataSource, RefundGateway gateway) {
         this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
         this.gateway = Objects.requireNonNull(gateway, "gateway");
     }
 
-    public static Reconciliation of(DataSource dataSource, GatewayClient gateway) {
+    public static Reconciliation of(DataSource dataSource, RefundGateway gateway) {
         return new Reconciliation(dataSource, gateway);
     }
 

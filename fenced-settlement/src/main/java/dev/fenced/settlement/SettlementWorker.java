@@ -6,13 +6,14 @@ import dev.fenced.Lease;
 import dev.fenced.LeaseArguments;
 import dev.fenced.LeaseStore;
 import dev.fenced.LeaseWatchdog;
-import dev.fenced.gateway.GatewayClient;
 import dev.fenced.gateway.GatewayRefund;
+import dev.fenced.gateway.RefundGateway;
 import dev.fenced.settlement.SettlementOutcome.Result;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -78,7 +79,7 @@ public final class SettlementWorker {
 
     private final LeaseStore leases;
     private final DataSource dataSource;
-    private final GatewayClient gateway;
+    private final RefundGateway gateway;
     private final Duration ttl;
     private final int concurrency;
     private final int gatewayAttempts;
@@ -90,6 +91,7 @@ public final class SettlementWorker {
     private final String name;
     private final SettlementListener listener;
     private final PhaseHook hook;
+    private final Clock clock;
 
     private SettlementWorker(Builder b) {
         this.leases = Objects.requireNonNull(b.leases, "leaseStore");
@@ -118,6 +120,7 @@ public final class SettlementWorker {
         this.name = b.name;
         this.listener = b.listener;
         this.hook = b.hook;
+        this.clock = b.clock;
     }
 
     public static Builder builder() {
@@ -678,14 +681,14 @@ public final class SettlementWorker {
     }
 
     private void emit(String type, String refundId, long token, String detail) {
-        listener.onEvent(new SettlementEvent(type, name, refundId, token, detail, System.currentTimeMillis()));
+        listener.onEvent(new SettlementEvent(type, name, refundId, token, detail, clock.millis()));
     }
 
     /** Configures a {@link SettlementWorker}. */
     public static final class Builder {
         private LeaseStore leases;
         private DataSource dataSource;
-        private GatewayClient gateway;
+        private RefundGateway gateway;
         private Duration ttl = Duration.ofSeconds(30);
         private int concurrency = 1;
         private int gatewayAttempts = 3;
@@ -697,6 +700,7 @@ public final class SettlementWorker {
         private String name = "worker";
         private SettlementListener listener = event -> { };
         private PhaseHook hook = (phase, id) -> { };
+        private Clock clock = Clock.systemUTC();
 
         public Builder leaseStore(LeaseStore leases) {
             this.leases = leases;
@@ -709,7 +713,8 @@ public final class SettlementWorker {
             return this;
         }
 
-        public Builder gateway(GatewayClient gateway) {
+        /** The payment provider: {@code GatewayClient} for the simulated one, or the application's own. */
+        public Builder gateway(RefundGateway gateway) {
             this.gateway = gateway;
             return this;
         }
@@ -777,6 +782,12 @@ public final class SettlementWorker {
 
         public Builder phaseHook(PhaseHook hook) {
             this.hook = Objects.requireNonNull(hook, "hook");
+            return this;
+        }
+
+        /** The clock that stamps events; the system's by default. Leases expire by the store's clock, not this one. */
+        public Builder clock(Clock clock) {
+            this.clock = Objects.requireNonNull(clock, "clock");
             return this;
         }
 

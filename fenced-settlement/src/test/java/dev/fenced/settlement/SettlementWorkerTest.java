@@ -83,6 +83,43 @@ class SettlementWorkerTest {
         }
     }
 
+    /**
+     * The worker sees the provider only through {@link dev.fenced.gateway.RefundGateway}: an
+     * application's own adapter (here one that counts the calls it passes to the HTTP gateway) is
+     * all it needs.
+     */
+    @Test
+    void theWorkerRunsAgainstTheApplicationsOwnProviderAdapter() throws Exception {
+        String merchant = freshMerchant();
+        RefundSeeder.seed(db, merchant, merchant + "_r", 5, new BigDecimal("50.00"), "EUR");
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build())) {
+            GatewayClient http = GatewayClient.of(gateway.url(), Duration.ofSeconds(2));
+            java.util.concurrent.atomic.AtomicInteger creates = new java.util.concurrent.atomic.AtomicInteger();
+            dev.fenced.gateway.RefundGateway provider = new dev.fenced.gateway.RefundGateway() {
+                @Override
+                public GatewayRefund createRefund(String key, String reference, String merchantId, BigDecimal amount, String currency) {
+                    creates.incrementAndGet();
+                    return http.createRefund(key, reference, merchantId, amount, currency);
+                }
+
+                @Override
+                public java.util.Optional<GatewayRefund> findByKey(String key) {
+                    return http.findByKey(key);
+                }
+
+                @Override
+                public List<GatewayRefund> refundsOf(String merchantId) {
+                    return http.refundsOf(merchantId);
+                }
+            };
+            SettlementOutcome outcome = SettlementWorker.builder().leaseStore(leases).dataSource(db).gateway(provider)
+                    .ttl(Duration.ofSeconds(10)).build().settle(merchant);
+            assertThat(outcome.result()).isEqualTo(Result.COMPLETED);
+            assertThat(creates).hasValue(5);
+            assertExactlyOnce(gateway.ledger(), merchant, 5);
+        }
+    }
+
     @Test
     void manyRefundsInFlightUnderOneToken() throws Exception {
         String merchant = freshMerchant();
