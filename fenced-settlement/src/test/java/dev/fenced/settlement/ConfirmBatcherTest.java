@@ -1,0 +1,85 @@
+package dev.fenced.settlement;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.fenced.FenceViolation;
+import dev.fenced.FencedException;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/** The group commit alone: no database, a batch write that records what it was given. */
+class ConfirmBatcherTest {
+
+    /**
+     * While one batch is being written, the confirms that arrive wait and go out together in the
+     * next one; each caller hears only its own row's answer. Control: with the batcher's
+     * writes serialised one by one, every write would hold one confirm, so the assertion on batch
+     * sizes is what shows the grouping.
+     */
+    @Test
+    void confirmsThatArriveDuringAWriteGoOutTogetherAndEachHearsItsOwnAnswer() throws Exception {
+        CountDownLatch firstWriteEntered = new CountDownLatch(1);
+        CountDownLatch releaseFirstWrite = new CountDownLatch(1);
+        List<Map<String, String>> batches = new CopyOnWriteArrayList<>();
+        ConfirmBatcher batcher = new ConfirmBatcher(batch -> {
+            batches.add(Map.copyOf(batch));
+            if (batches.size() == 1) {
+                firstWriteEntered.countDown();
+                await(releaseFirstWrite);
+            }
+            return batch.containsKey("r_7") ? Map.of("r_7", new FenceViolation("refund", "r_7", 5, 6L, "sending")) : Map.of();
+        });
+        ExecutorService pool = Executors.newFixedThreadPool(9);
+        try {
+            Future<Optional<FencedException>> first = pool.submit(() -> batcher.confirm("r_0", "gw_0"));
+            assertThat(firstWriteEntered.await(5, TimeUnit.SECONDS)).isTrue();
+            List<Future<Optional<FencedException>>> waiting = new ArrayList<>();
+            for (int i = 1; i <= 8; i++) {
+                String id = "r_" + i;
+                waiting.add(pool.submit(() -> batcher.confirm(id, "gw_" + id)));
+            }
+            Thread.sleep(200); // lets the eight reach the batcher while the first write is held open
+            releaseFirstWrite.countDown();
+            assertThat(first.get(5, TimeUnit.SECONDS)).isEmpty();
+            for (int i = 1; i <= 8; i++) {
+                Optional<FencedException> answer = waiting.get(i - 1).get(5, TimeUnit.SECONDS);
+                assertThat(answer.isPresent()).as("r_%d refused", i).isEqualTo(i == 7);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(batches.get(0)).containsOnlyKeys("r_0");
+        assertThat(batches.subList(1, batches.size()).stream().mapToInt(Map::size).sum()).isEqualTo(8);
+        assertThat(batches.size()).as("eight confirms in fewer writes than eight").isLessThan(9);
+        assertThat(batches.get(1)).containsEntry("r_1", "gw_r_1");
+    }
+
+    @Test
+    void aFailedWriteReachesEveryCallerOfItsBatch() {
+        ConfirmBatcher batcher = new ConfirmBatcher(batch -> {
+            throw new SQLException("connection reset");
+        });
+        assertThatThrownBy(() -> batcher.confirm("r_1", "gw_1")).isInstanceOf(SQLException.class).hasMessageContaining("reset");
+        assertThatThrownBy(() -> batcher.confirm("r_2", "gw_2")).as("the batcher is usable after a failure")
+                .isInstanceOf(SQLException.class);
+    }
+
+    private static void await(CountDownLatch latch) {
+        try {
+            latch.await(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
