@@ -23,9 +23,8 @@ class ConfirmBatcherTest {
 
     /**
      * While one batch is being written, the confirms that arrive wait and go out together in the
-     * next one; each caller hears only its own row's answer. Control: with the batcher's
-     * writes serialised one by one, every write would hold one confirm, so the assertion on batch
-     * sizes is what shows the grouping.
+     * next one; each caller hears only its own row's answer. A batcher that wrote each confirm alone
+     * would need nine writes and fail the count.
      */
     @Test
     void confirmsThatArriveDuringAWriteGoOutTogetherAndEachHearsItsOwnAnswer() throws Exception {

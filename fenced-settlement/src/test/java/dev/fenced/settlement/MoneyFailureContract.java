@@ -212,18 +212,78 @@ abstract class MoneyFailureContract {
 
     /** A second database on the same server, standing for another deployment. */
     private String secondDatabase() throws SQLException {
+        return database("fenced_deploy2");
+    }
+
+    /** A JDBC URL for database {@code name} on the same server, created when missing. */
+    private String database(String name) throws SQLException {
         try (Connection c = db.getConnection(); java.sql.Statement s = c.createStatement()) {
-            if (c.getMetaData().getDatabaseProductName().toLowerCase(java.util.Locale.ROOT).contains("postgres")) {
-                try (ResultSet rs = s.executeQuery("SELECT 1 FROM pg_database WHERE datname = 'fenced_deploy2'")) {
+            if (isPostgres(c)) {
+                try (ResultSet rs = s.executeQuery("SELECT 1 FROM pg_database WHERE datname = '" + name + "'")) {
                     if (!rs.next()) {
-                        s.execute("CREATE DATABASE fenced_deploy2");
+                        s.execute("CREATE DATABASE " + name);
                     }
                 }
             } else {
-                s.execute("CREATE DATABASE IF NOT EXISTS fenced_deploy2");
+                s.execute("CREATE DATABASE IF NOT EXISTS " + name);
             }
         }
-        return jdbcUrl().replaceFirst("^(jdbc:[a-z]+://[^/?]+/)[^?]*", "$1fenced_deploy2");
+        return jdbcUrl().replaceFirst("^(jdbc:[a-z]+://[^/?]+/)[^?]*", "$1" + name);
+    }
+
+    private static boolean isPostgres(Connection c) throws SQLException {
+        return c.getMetaData().getDatabaseProductName().toLowerCase(java.util.Locale.ROOT).contains("postgres");
+    }
+
+    /**
+     * An upgrade over a worker that stopped mid-call: before keys were kept on the row, the key was
+     * the refund id. The migration gives rows that exist already their id as their key, so the next
+     * worker finds the refund the old version made and does not pay it again. Control: the same row
+     * given a fresh key, as a migration that filled the column with new keys would, is paid twice.
+     */
+    @ParameterizedTest(name = "fresh key for an existing row: {0}")
+    @ValueSource(booleans = {false, true})
+    void anUpgradeKeepsTheKeyARowInFlightWasSentWith(boolean control) throws Exception {
+        String url = database("fenced_upgrade");
+        try (HikariDataSource old = pool(url)) {
+            String dialect;
+            try (Connection c = old.getConnection(); java.sql.Statement s = c.createStatement()) {
+                dialect = isPostgres(c) ? "postgresql" : "mariadb";
+                s.execute("DROP TABLE IF EXISTS refund");
+                s.execute("DROP TABLE IF EXISTS fence_counter");
+                s.execute("DROP TABLE IF EXISTS fenced_schema_history");
+            }
+            org.flywaydb.core.Flyway.configure().dataSource(old).locations("classpath:dev/fenced/jdbc/migration/" + dialect)
+                    .table(FencedSchema.HISTORY_TABLE).baselineOnMigrate(true).baselineVersion("0").target("2").load().migrate();
+            String merchant = freshMerchant();
+            String id = merchant + "_r001";
+            try (Connection c = old.getConnection(); PreparedStatement s = c.prepareStatement(
+                    "INSERT INTO refund (id, merchant, seq, amount, currency, state, fence) VALUES (?, ?, 1, 70.25, 'EUR', 'sending', 1)")) {
+                s.setString(1, id);
+                s.setString(2, merchant);
+                s.executeUpdate();
+            }
+            try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build());
+                 RedisLeaseStore upgradedLeases = RedisLeaseStore.builder(TestRedis.uri())
+                         .fenceFloor(JdbcFenceFloor.of(old, FencedSchema.refundTable(), Merchants::merchantOf)).build()) {
+                // The old version called the gateway under the refund id, then stopped before its confirm.
+                GatewayClient.of(gateway.url(), Duration.ofSeconds(5)).createRefund(id, id, merchant, new BigDecimal("70.25"), "EUR");
+                FencedSchema.migrate(old);
+                if (control) {
+                    try (Connection c = old.getConnection(); PreparedStatement s = c.prepareStatement(
+                            "UPDATE refund SET idempotency_key = ? WHERE id = ?")) {
+                        s.setString(1, UUID.randomUUID().toString());
+                        s.setString(2, id);
+                        s.executeUpdate();
+                    }
+                }
+                SettlementOutcome outcome = SettlementWorker.builder().leaseStore(upgradedLeases).dataSource(old)
+                        .gateway(GatewayClient.of(gateway.url(), Duration.ofSeconds(5))).build().settle(merchant);
+                assertThat(outcome.result()).isEqualTo(Result.COMPLETED);
+                assertThat(refundsOf(gateway.ledger(), merchant)).as(control ? "control: paid twice" : "paid once")
+                        .hasSize(control ? 2 : 1);
+            }
+        }
     }
 
     /**
