@@ -25,7 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
 @org.junit.jupiter.api.TestInstance(org.junit.jupiter.api.TestInstance.Lifecycle.PER_CLASS)
 class CompareTest {
     @TempDir
-    Path dir;
+    static Path dir; // static: injected before @BeforeAll
     private Path html;
     private JsonNode report;
 

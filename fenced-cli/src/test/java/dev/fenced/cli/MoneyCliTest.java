@@ -10,10 +10,7 @@ import dev.fenced.gateway.GatewayRefund;
 import dev.fenced.gateway.PaymentGateway;
 import dev.fenced.testing.TestDatabases;
 import dev.fenced.testing.TestRedis;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
 import java.math.BigDecimal;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -35,34 +32,19 @@ class MoneyCliTest {
     private static final String DB = TestDatabases.postgresUrl();
     private static final String REDIS = TestRedis.uri();
 
-    record Run(int exit, String stdout, String stderr) {
-    }
-
-    private static Run run(String... args) {
-        PrintStream out = System.out;
-        PrintStream err = System.err;
-        ByteArrayOutputStream stdout = new ByteArrayOutputStream();
-        ByteArrayOutputStream stderr = new ByteArrayOutputStream();
-        System.setOut(new PrintStream(stdout, true, StandardCharsets.UTF_8));
-        System.setErr(new PrintStream(stderr, true, StandardCharsets.UTF_8));
-        try {
-            int exit = FencedCli.run(args);
-            return new Run(exit, stdout.toString(StandardCharsets.UTF_8), stderr.toString(StandardCharsets.UTF_8));
-        } finally {
-            System.setOut(out);
-            System.setErr(err);
-        }
+    private static CliRun run(String... args) {
+        return CliRun.of(args);
     }
 
     private static String seed(int refunds, String total) {
         String merchant = "m_" + UUID.randomUUID().toString().substring(0, 8);
-        Run seeded = run("seed", "--merchant", merchant, "--refunds", Integer.toString(refunds), "--total", total, "--id-prefix", merchant + "_r",
+        CliRun seeded = run("seed", "--merchant", merchant, "--refunds", Integer.toString(refunds), "--total", total, "--id-prefix", merchant + "_r",
                 "--db-url", DB);
         assertThat(seeded.exit()).as(seeded.stderr()).isZero();
         return merchant;
     }
 
-    private static Run settle(String merchant, String gatewayUrl) {
+    private static CliRun settle(String merchant, String gatewayUrl) {
         return run("settle", "--merchant", merchant, "--concurrency", "2", "--redis-url", REDIS, "--db-url", DB, "--gateway-url", gatewayUrl);
     }
 
@@ -75,14 +57,14 @@ class MoneyCliTest {
     @Test
     void anUnreachableGatewayExits6AndFailsNothingWhileRefusalsExit7() throws Exception {
         String merchant = seed(8, "80.00");
-        Run outage = settle(merchant, "http://user:s3cret@127.0.0.1:1");
+        CliRun outage = settle(merchant, "http://user:s3cret@127.0.0.1:1");
         assertThat(outage.exit()).as(outage.stdout() + outage.stderr()).isEqualTo(SettleCommand.GATEWAY_UNAVAILABLE);
         assertThat(outage.stdout()).contains("GATEWAY_UNAVAILABLE").contains("0 failed").doesNotContain("s3cret");
         assertThat(states(merchant)).containsExactly(Map.entry("pending", 8L));
         assertThat(failureReasons(merchant)).isZero();
 
         try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build())) {
-            Run next = settle(merchant, gateway.url());
+            CliRun next = settle(merchant, gateway.url());
             assertThat(next.exit()).as(next.stdout() + next.stderr()).isZero();
             assertThat(states(merchant)).containsExactly(Map.entry("sent", 8L));
             List<GatewayRefund> paid = gateway.ledger().stream().filter(r -> r.merchant().equals(merchant)).toList();
@@ -93,7 +75,7 @@ class MoneyCliTest {
         String refused = seed(4, "40.00");
         try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).refuseAbove(new BigDecimal("5.00"))
                 .build())) {
-            Run control = settle(refused, gateway.url());
+            CliRun control = settle(refused, gateway.url());
             assertThat(control.exit()).as("control: " + control.stdout()).isEqualTo(SettleCommand.REJECTED);
             assertThat(states(refused)).containsExactly(Map.entry("failed", 4L));
             assertThat(failureReasons(refused)).isEqualTo(4);
@@ -115,7 +97,7 @@ class MoneyCliTest {
             client.createRefund(key(paidButFailed), paidButFailed, merchant, amount(paidButFailed), "EUR");
             update("UPDATE refund SET state = 'failed', fence = 1 WHERE id IN (?, ?)", paidButFailed, failedUnpaid);
 
-            Run check = run("reconcile", "--merchant", merchant, "--json", "--db-url", DB, "--gateway-url", gateway.url());
+            CliRun check = run("reconcile", "--merchant", merchant, "--json", "--db-url", DB, "--gateway-url", gateway.url());
             assertThat(check.exit()).as(check.stderr()).isEqualTo(ReconcileCommand.DISCREPANCIES);
             JsonNode report = new ObjectMapper().readTree(check.stdout());
             assertThat(report.get("discrepancies")).hasSize(1);
@@ -123,19 +105,19 @@ class MoneyCliTest {
             assertThat(report.get("failed").get(0).asText()).isEqualTo(failedUnpaid);
             assertThat(states(merchant)).as("a check writes nothing").containsEntry("failed", 2L);
 
-            Run repair = run("reconcile", "--merchant", merchant, "--repair", "--retry-failed", "--redis-url", REDIS, "--db-url", DB,
+            CliRun repair = run("reconcile", "--merchant", merchant, "--repair", "--retry-failed", "--redis-url", REDIS, "--db-url", DB,
                     "--gateway-url", gateway.url());
             assertThat(repair.exit()).as(repair.stdout() + repair.stderr()).isZero();
             assertThat(repair.stdout()).contains("failed-but-paid").contains("repaired: sent");
             assertThat(states(merchant)).containsExactly(Map.entry("pending", 2L), Map.entry("sent", 1L));
 
             assertThat(settle(merchant, gateway.url()).exit()).isZero();
-            Run agrees = run("reconcile", "--merchant", merchant, "--db-url", DB, "--gateway-url", gateway.url());
+            CliRun agrees = run("reconcile", "--merchant", merchant, "--db-url", DB, "--gateway-url", gateway.url());
             assertThat(agrees.exit()).as(agrees.stdout()).isZero();
             assertThat(agrees.stdout()).contains("0 discrepancies");
             assertThat(gateway.ledger().stream().filter(r -> r.merchant().equals(merchant))).hasSize(3);
         }
-        Run usage = run("reconcile", "--merchant", merchant, "--retry-failed", "--db-url", DB, "--gateway-url", "http://127.0.0.1:1");
+        CliRun usage = run("reconcile", "--merchant", merchant, "--retry-failed", "--db-url", DB, "--gateway-url", "http://127.0.0.1:1");
         assertThat(usage.exit()).isEqualTo(FencedCli.USAGE);
         assertThat(usage.stderr().strip().lines()).hasSize(1);
     }
@@ -143,7 +125,7 @@ class MoneyCliTest {
     @Test
     void seedTotalsOutOfRangeAreUsageErrorsBeforeConnecting() {
         for (String total : new String[] {"1e999999999", "99999999999999999999", "20000000000.00"}) {
-            Run run = run("seed", "--merchant", "m_1", "--refunds", "1", "--total", total, "--db-url", "jdbc:postgresql://127.0.0.1:1/x");
+            CliRun run = run("seed", "--merchant", "m_1", "--refunds", "1", "--total", total, "--db-url", "jdbc:postgresql://127.0.0.1:1/x");
             assertThat(run.exit()).as(total + ": " + run.stderr()).isEqualTo(FencedCli.USAGE);
             assertThat(run.stderr().strip().lines()).as(run.stderr()).hasSize(1);
             assertThat(run.stderr()).doesNotContain("unreachable");
