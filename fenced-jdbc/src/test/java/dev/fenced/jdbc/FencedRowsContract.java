@@ -55,6 +55,9 @@ abstract class FencedRowsContract {
 
     @AfterAll
     void dropTable() throws SQLException {
+        if (dataSource == null) {
+            return; // the database was not configured and the class was skipped
+        }
         execute("DROP TABLE " + tableName);
     }
 

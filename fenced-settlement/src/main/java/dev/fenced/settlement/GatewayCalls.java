@@ -29,7 +29,8 @@ final class GatewayCalls {
 
     /**
      * Sends the refund. When some attempt's answer was lost (the refund may exist), the answer is
-     * the lookup's: a refund found under the key, or {@link GatewayAnswer.Kind#UNKNOWN} still.
+     * the lookup's: a refund found under the key, or {@link GatewayAnswer.Kind#UNKNOWN} still, even
+     * when a later attempt was refused; the next holder's lookup then settles it.
      */
     GatewayAnswer create(RefundRow row) {
         GatewayAnswer last = null;
@@ -46,7 +47,10 @@ final class GatewayCalls {
             } catch (GatewayException e) {
                 last = GatewayAnswer.failed(e);
                 if (last.kind() == GatewayAnswer.Kind.REJECTED) {
-                    return last;
+                    if (!mayExist) {
+                        return last;
+                    }
+                    break; // a refusal now says nothing of an earlier attempt whose answer was lost: look it up
                 }
                 mayExist |= last.kind() == GatewayAnswer.Kind.UNKNOWN;
             }

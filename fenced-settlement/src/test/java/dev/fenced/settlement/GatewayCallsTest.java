@@ -1,0 +1,87 @@
+package dev.fenced.settlement;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fenced.gateway.GatewayException;
+import dev.fenced.gateway.GatewayException.Outcome;
+import dev.fenced.gateway.GatewayRefund;
+import dev.fenced.gateway.RefundGateway;
+import java.math.BigDecimal;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+/**
+ * How a sequence of answers becomes one {@link GatewayAnswer}: the decision the worker changes a
+ * row's state on. The provider here answers from a script, since the point is the classification;
+ * the worker's tests run it against the real HTTP gateway.
+ */
+class GatewayCallsTest {
+    private static final RefundRow ROW = new RefundRow("r_1", "m_1", new BigDecimal("70.25"), "EUR", "key-1", "sending");
+    private static final GatewayRefund PAID = new GatewayRefund("gw_1", "key-1", "r_1", "m_1", new BigDecimal("70.25"), "EUR", 0);
+
+    /** Throws the scripted failures in order, then answers with {@code created}; lookups answer {@code found}. */
+    private static RefundGateway scripted(List<GatewayException> failures, GatewayRefund created, GatewayRefund found) {
+        Deque<GatewayException> script = new ArrayDeque<>(failures);
+        return new RefundGateway() {
+            @Override
+            public GatewayRefund createRefund(String key, String reference, String merchant, BigDecimal amount, String currency) {
+                if (!script.isEmpty()) {
+                    throw script.poll();
+                }
+                return created;
+            }
+
+            @Override
+            public Optional<GatewayRefund> findByKey(String key) {
+                return Optional.ofNullable(found);
+            }
+
+            @Override
+            public List<GatewayRefund> refundsOf(String merchant) {
+                return found == null ? List.of() : List.of(found);
+            }
+        };
+    }
+
+    private static GatewayAnswer create(RefundGateway gateway) {
+        return new GatewayCalls(gateway, 3, Duration.ZERO, () -> false).create(ROW);
+    }
+
+    private static GatewayException failure(Outcome outcome) {
+        return new GatewayException("scripted " + outcome, outcome == Outcome.REJECTED ? 422 : 0, outcome, null);
+    }
+
+    @Test
+    void aRefusalWithNothingInDoubtIsDefinitive() {
+        assertThat(create(scripted(List.of(failure(Outcome.REJECTED)), null, null)).kind()).isEqualTo(GatewayAnswer.Kind.REJECTED);
+    }
+
+    /** A lost answer, then a refusal: the first attempt may have paid, so the lookup decides, never the refusal. */
+    @Test
+    void aRefusalAfterALostAnswerIsNotTrustedOverTheLookup() {
+        assertThat(create(scripted(List.of(failure(Outcome.UNKNOWN), failure(Outcome.REJECTED)), null, PAID)).kind())
+                .as("the refund the lost attempt made").isEqualTo(GatewayAnswer.Kind.SUCCEEDED);
+        assertThat(create(scripted(List.of(failure(Outcome.UNKNOWN), failure(Outcome.REJECTED)), null, null)).kind())
+                .as("nothing found yet: still in doubt, never failed").isEqualTo(GatewayAnswer.Kind.UNKNOWN);
+    }
+
+    @Test
+    void connectionsThatNeverLeftAreUnavailableAndLostAnswersAreResolvedByTheLookup() {
+        List<GatewayException> refused = List.of(failure(Outcome.UNAVAILABLE), failure(Outcome.UNAVAILABLE), failure(Outcome.UNAVAILABLE));
+        assertThat(create(scripted(refused, null, PAID)).kind()).as("no lookup when nothing left").isEqualTo(GatewayAnswer.Kind.UNAVAILABLE);
+        List<GatewayException> lost = List.of(failure(Outcome.UNKNOWN), failure(Outcome.UNAVAILABLE), failure(Outcome.UNAVAILABLE));
+        assertThat(create(scripted(lost, null, PAID)).kind()).isEqualTo(GatewayAnswer.Kind.SUCCEEDED);
+    }
+
+    @Test
+    void aRefundThatDoesNotMatchTheRowIsARejectionWithItsReason() {
+        GatewayRefund other = new GatewayRefund("gw_9", "key-1", "r_1", "m_2", new BigDecimal("70.25"), "EUR", 0);
+        GatewayAnswer answer = create(scripted(List.of(), other, null));
+        assertThat(answer.kind()).isEqualTo(GatewayAnswer.Kind.REJECTED);
+        assertThat(answer.reason()).contains("m_2").contains("m_1");
+    }
+}
