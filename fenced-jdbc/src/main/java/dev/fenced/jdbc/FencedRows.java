@@ -49,15 +49,26 @@ public final class FencedRows {
 
     private final FencedTable table;
     private final Sql sql;
+    private final JdbcDialect fixedDialect;
     private final Map<Set<String>, Finish> finishStatements = new ConcurrentHashMap<>();
 
-    private FencedRows(FencedTable table) {
+    private FencedRows(FencedTable table, JdbcDialect dialect) {
         this.table = Objects.requireNonNull(table, "table");
         this.sql = new Sql(table);
+        this.fixedDialect = dialect;
     }
 
+    /** Fenced writes on {@code table}, on connections to PostgreSQL or MariaDB: the database is recognised per connection. */
     public static FencedRows of(FencedTable table) {
-        return new FencedRows(table);
+        return new FencedRows(table, null);
+    }
+
+    /**
+     * Fenced writes on {@code table}, always with {@code dialect} (e.g. {@link PostgresDialect#INSTANCE}):
+     * for an application that knows its database, and connections that never need to be asked.
+     */
+    public static FencedRows of(FencedTable table, JdbcDialect dialect) {
+        return new FencedRows(table, Objects.requireNonNull(dialect, "dialect"));
     }
 
     public FencedTable table() {
@@ -326,7 +337,10 @@ public final class FencedRows {
         return refusals;
     }
 
-    private static JdbcDialect dialect(Connection connection) {
+    private JdbcDialect dialect(Connection connection) {
+        if (fixedDialect != null) {
+            return fixedDialect;
+        }
         try {
             return JdbcDialect.detect(Objects.requireNonNull(connection, "connection"));
         } catch (SQLException e) {
@@ -335,7 +349,10 @@ public final class FencedRows {
     }
 
     /** The dialect for translating an error; detecting it must not hide the error itself. */
-    private static JdbcDialect dialectOrNull(Connection connection) {
+    private JdbcDialect dialectOrNull(Connection connection) {
+        if (fixedDialect != null) {
+            return fixedDialect;
+        }
         try {
             return JdbcDialect.detect(connection);
         } catch (SQLException | RuntimeException e) {

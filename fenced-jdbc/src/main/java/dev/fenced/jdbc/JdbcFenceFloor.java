@@ -20,6 +20,7 @@ import javax.sql.DataSource;
  */
 public final class JdbcFenceFloor implements FenceFloor {
     private final DataSource dataSource;
+    private final DetectedDialect detected = new DetectedDialect();
     private final String sql;
     private final Function<String, Object> scopeOfResource;
 
@@ -47,7 +48,7 @@ public final class JdbcFenceFloor implements FenceFloor {
         JdbcDialect dialect = null;
         try (Connection connection = dataSource.getConnection();
              PreparedStatement statement = connection.prepareStatement(sql)) {
-            dialect = JdbcDialect.detect(connection);
+            dialect = detected.of(connection);
             if (scopeOfResource != null) {
                 statement.setObject(1, scopeOfResource.apply(resource));
             }

@@ -17,6 +17,7 @@ import javax.sql.DataSource;
  */
 public final class JdbcTokenSource implements TokenSource {
     private final DataSource dataSource;
+    private final DetectedDialect detected = new DetectedDialect();
     private final String counterTable;
 
     private JdbcTokenSource(DataSource dataSource, String counterTable) {
@@ -42,7 +43,7 @@ public final class JdbcTokenSource implements TokenSource {
             if (!connection.getAutoCommit()) {
                 connection.setAutoCommit(true);
             }
-            dialect = JdbcDialect.detect(connection);
+            dialect = detected.of(connection);
             return dialect.nextToken(connection, counterTable, resource);
         } catch (SQLException e) {
             throw SqlErrors.translate(dialect, "issuing a token for " + resource, e);

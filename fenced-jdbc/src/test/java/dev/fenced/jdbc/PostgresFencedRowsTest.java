@@ -20,6 +20,21 @@ class PostgresFencedRowsTest extends FencedRowsContract {
         return TestDatabases.postgres();
     }
 
+    /** A dialect given up front is used for every connection: a batch claim and its refusals need no detection. */
+    @Test
+    void aGivenDialectServesTheBatchClaimAndItsRefusals() throws SQLException {
+        String table = "fenced_given_dialect";
+        try (Connection c = dataSource().getConnection(); java.sql.Statement s = c.createStatement()) {
+            s.execute("DROP TABLE IF EXISTS " + table);
+            s.execute("CREATE TABLE " + table + " (id VARCHAR(64) PRIMARY KEY, state VARCHAR(16) NOT NULL, fence BIGINT NOT NULL DEFAULT 0)");
+            s.execute("INSERT INTO " + table + " (id, state, fence) VALUES ('r_1', 'pending', 0), ('r_2', 'sending', 9)");
+            BatchClaim claim = FencedRows.of(FencedTable.builder(table).build(), PostgresDialect.INSTANCE).claimAll(c, java.util.List.of("r_1", "r_2"), 5);
+            assertThat(claim.claimed()).containsExactly("r_1");
+            assertThat(((FenceViolation) claim.refusals().get("r_2")).storedFence()).isEqualTo(9L);
+            s.execute("DROP TABLE " + table);
+        }
+    }
+
     @Test
     void detectsPostgres() throws SQLException {
         try (Connection c = dataSource().getConnection()) {
