@@ -76,7 +76,7 @@ final class Footprint {
             SettlementWorker worker = SettlementWorker.builder().leaseStore(leases).dataSource(db)
                     .gateway(GatewayClient.of(gateway.url(), Duration.ofSeconds(30))).concurrency(IN_FLIGHT)
                     .listener(event -> {
-                        if (event.type().equals("claimed")) {
+                        if (event.type() == dev.fenced.settlement.SettlementEvent.Type.CLAIMED) {
                             inFlight.incrementAndGet();
                         }
                     }).build();

@@ -1,6 +1,7 @@
 package dev.fenced.bench;
 
 import dev.fenced.Lease;
+import dev.fenced.redis.RedisKeys;
 import dev.fenced.redis.RedisLeaseStore;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScriptOutputType;
@@ -72,8 +73,8 @@ public class LeaseBench {
         @Setup(Level.Trial)
         public void name(Redis redis) {
             name = "bench:" + UUID.randomUUID();
-            lockKey = "lock:{" + name + "}";
-            fenceKey = "fence:{" + name + "}";
+            lockKey = RedisKeys.DEFAULT.lockKey(name);
+            fenceKey = RedisKeys.DEFAULT.fenceKey(name);
             redissonLock = redis.redisson.getFencedLock("redisson:" + name);
         }
     }

@@ -1,6 +1,7 @@
 package dev.fenced.bench;
 
 import dev.fenced.Lease;
+import dev.fenced.redis.RedisKeys;
 import dev.fenced.redis.RedisLeaseStore;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScriptOutputType;
@@ -71,17 +72,17 @@ final class PairedLeases {
                     lease.release();
                 };
                 Side bareScriptSide = thread -> {
-                    String key = "lock:{" + names.get(thread) + "}";
+                    String key = RedisKeys.DEFAULT.lockKey(names.get(thread));
                     String owner = UUID.randomUUID().toString();
                     Long token = commands.evalsha(bareSha, ScriptOutputType.INTEGER,
-                            new String[] {key, "fence:{" + names.get(thread) + "}"}, owner, "30000");
+                            new String[] {key, RedisKeys.DEFAULT.fenceKey(names.get(thread))}, owner, "30000");
                     if (token == null || token == 0) {
                         throw new IllegalStateException("lease not granted");
                     }
                     commands.evalsha(cadSha, ScriptOutputType.INTEGER, new String[] {key}, owner);
                 };
                 Side floorSide = thread -> {
-                    String key = "lock:{" + names.get(thread) + "}";
+                    String key = RedisKeys.DEFAULT.lockKey(names.get(thread));
                     String owner = UUID.randomUUID().toString();
                     if (!"OK".equals(commands.set(key, owner, SetArgs.Builder.nx().px(30_000)))) {
                         throw new IllegalStateException("lease not granted");

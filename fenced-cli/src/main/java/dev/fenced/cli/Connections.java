@@ -14,20 +14,20 @@ import java.time.Duration;
 import picocli.CommandLine.Option;
 
 /** The connection options every command shares, each with an environment variable as fallback. */
-final class Connections {
+public final class Connections {
     @Option(names = "--redis-url", paramLabel = "URL", defaultValue = "${env:FENCED_REDIS_URL}",
             description = "Redis, redis://[user:password@]host:port or rediss://... (env FENCED_REDIS_URL)")
-    String redisUrl;
+    public String redisUrl;
 
     @Option(names = "--db-url", paramLabel = "JDBC_URL", defaultValue = "${env:FENCED_DB_URL}",
             description = "the database, jdbc:postgresql://... or jdbc:mariadb://... (env FENCED_DB_URL)")
-    String dbUrl;
+    public String dbUrl;
 
     @Option(names = "--gateway-url", paramLabel = "URL", defaultValue = "${env:FENCED_GATEWAY_URL}",
             description = "the payment gateway, http://host:port (env FENCED_GATEWAY_URL)")
-    String gatewayUrl;
+    public String gatewayUrl;
 
-    static String require(String value, String option, String env) {
+    public static String require(String value, String option, String env) {
         if (value == null || value.isBlank()) {
             throw new UsageException("needs " + option + " or the environment variable " + env);
         }
@@ -35,9 +35,9 @@ final class Connections {
     }
 
     /** The shortest lease the commands accept: below it, a JVM's start-up and one round trip outlast the lease. */
-    static final Duration MIN_TTL = Duration.ofMillis(100);
+    public static final Duration MIN_TTL = Duration.ofMillis(100);
 
-    static Duration requireUsableTtl(Duration ttl) {
+    public static Duration requireUsableTtl(Duration ttl) {
         LeaseArguments.requireValidTtl(ttl);
         if (ttl.compareTo(MIN_TTL) < 0) {
             throw new UsageException("--ttl must be at least " + MIN_TTL.toMillis() + "ms, got " + ttl.toMillis()
@@ -47,7 +47,7 @@ final class Connections {
     }
 
     /** A pooled, migrated database; fails fast with one line when it is unreachable. */
-    static HikariDataSource database(String jdbcUrl, int poolSize) {
+    public static HikariDataSource database(String jdbcUrl, int poolSize) {
         HikariDataSource dataSource = readOnlyDatabase(jdbcUrl, poolSize);
         try {
             FencedSchema.migrate(dataSource);
@@ -59,7 +59,7 @@ final class Connections {
     }
 
     /** A pooled database, not migrated: commands that only read never write, not even the schema. */
-    static HikariDataSource readOnlyDatabase(String jdbcUrl, int poolSize) {
+    public static HikariDataSource readOnlyDatabase(String jdbcUrl, int poolSize) {
         if (!jdbcUrl.startsWith("jdbc:postgresql:") && !jdbcUrl.startsWith("jdbc:mariadb:") && !jdbcUrl.startsWith("jdbc:mysql:")) {
             throw new UsageException("database URL must start with jdbc:postgresql: or jdbc:mariadb:, got " + Redaction.describe(jdbcUrl));
         }
@@ -84,7 +84,7 @@ final class Connections {
     }
 
     /** A Redis lease store whose counter is reseeded from the refunds' highest fence. */
-    static RedisLeaseStore leases(String redisUrl, HikariDataSource database, String ownerLabel) {
+    public static RedisLeaseStore leases(String redisUrl, HikariDataSource database, String ownerLabel) {
         RedisLeaseStore.Builder builder = RedisLeaseStore.builder(redisUrl)
                 .fenceFloor(JdbcFenceFloor.of(database, FencedSchema.refundTable(), Merchants::merchantOf));
         if (ownerLabel != null) {
@@ -93,7 +93,7 @@ final class Connections {
         return builder.build();
     }
 
-    static GatewayClient gateway(String url) {
+    public static GatewayClient gateway(String url) {
         return GatewayClient.of(url, Duration.ofSeconds(5));
     }
 }

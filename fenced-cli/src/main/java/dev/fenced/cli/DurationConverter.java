@@ -6,7 +6,7 @@ import java.util.regex.Pattern;
 import picocli.CommandLine;
 
 /** Reads durations such as {@code 30s}, {@code 250ms}, {@code 2m} or {@code 1h}. */
-final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
+public final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
     private static final Pattern FORMAT = Pattern.compile("(\\d{1,9})(ms|s|m|h)");
 
     @Override

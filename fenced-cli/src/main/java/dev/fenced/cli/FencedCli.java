@@ -3,6 +3,8 @@ package dev.fenced.cli;
 import java.io.PrintStream;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
+import java.util.ServiceLoader;
 import java.util.Set;
 import java.util.logging.ConsoleHandler;
 import java.util.logging.Level;
@@ -15,15 +17,15 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.ScopeType;
 
 /**
- * The {@code fenced} command. Exit codes: 0 success, 1 runtime failure, 2 usage error; settle adds
+ * The {@code fenced} command: the operator's commands, and those of any {@link CommandSet} on the
+ * class path (the lab's demo, compare and chaos). Exit codes: 0 success, 1 runtime failure, 2 usage error; settle adds
  * 3 to 7, reconcile 4 and 8. Every mistake is one line on stderr; nothing it prints carries a
  * secret from a URL it was given (see {@link Secrets}); libraries' log lines appear only with
  * {@code --verbose}.
  */
 @Command(name = "fenced", mixinStandardHelpOptions = true, version = "fenced 0.1.0",
         description = "Redis leases made safe by fencing every protected write in the database.",
-        subcommands = {SeedCommand.class, GatewayCommand.class, SettleCommand.class, StatusCommand.class, ReconcileCommand.class, DemoCommand.class,
-                CompareCommand.class, ChaosCommand.class, ChaosWorkerCommand.class})
+        subcommands = {SeedCommand.class, GatewayCommand.class, SettleCommand.class, StatusCommand.class, ReconcileCommand.class})
 public final class FencedCli implements Runnable {
     public static final int RUNTIME_FAILURE = 1;
     public static final int USAGE = 2;
@@ -65,10 +67,14 @@ public final class FencedCli implements Runnable {
 
     private static int execute(String... args) {
         CommandLine cli = new CommandLine(new FencedCli());
+        for (CommandSet set : ServiceLoader.load(CommandSet.class)) {
+            set.commands().forEach(cli::addSubcommand);
+        }
         String unknown = unknownCommand(cli, args);
         if (unknown != null) {
             System.err.println("fenced: unknown command '" + unknown + "'; commands: "
-                    + String.join(", ", cli.getSubcommands().keySet().stream().filter(name -> !name.equals("chaos-worker")).toList()));
+                    + String.join(", ", cli.getSubcommands().entrySet().stream()
+                    .filter(command -> !command.getValue().getCommandSpec().usageMessage().hidden()).map(Map.Entry::getKey).toList()));
             return USAGE;
         }
         cli.setParameterExceptionHandler((e, ignored) -> {

@@ -6,13 +6,7 @@ import dev.fenced.settlement.Merchants;
 import dev.fenced.settlement.SettlementEvent;
 import dev.fenced.settlement.SettlementOutcome;
 import dev.fenced.settlement.SettlementWorker;
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStreamReader;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -23,12 +17,12 @@ import picocli.CommandLine.Option;
                 "Exit codes: 0 finished the batch, 3 abandoned it on a fence violation, 4 the lease was held by someone else,",
                 "5 the lease was lost mid-batch, 6 the gateway was unavailable (refunds left pending or sending for the next run),",
                 "7 finished, but the gateway refused some refunds (marked failed; see reconcile), 1 runtime failure, 2 usage error."})
-final class SettleCommand implements Callable<Integer> {
-    static final int FENCE_VIOLATION = 3;
-    static final int LEASE_BUSY = 4;
-    static final int LEASE_LOST = 5;
-    static final int GATEWAY_UNAVAILABLE = 6;
-    static final int REJECTED = 7;
+public class SettleCommand implements Callable<Integer> {
+    public static final int FENCE_VIOLATION = 3;
+    public static final int LEASE_BUSY = 4;
+    public static final int LEASE_LOST = 5;
+    public static final int GATEWAY_UNAVAILABLE = 6;
+    public static final int REJECTED = 7;
 
     @Option(names = "--merchant", required = true, description = "merchant id, e.g. m_4471")
     String merchant;
@@ -45,26 +39,8 @@ final class SettleCommand implements Callable<Integer> {
     @Option(names = "--events", description = "print every event as a JSON line on stdout")
     boolean events;
 
-    @Option(names = "--no-fence", hidden = true, description = "write without the fence predicate: the negative control, never for real use")
-    boolean noFence;
-
-    @Option(names = "--no-renewal", hidden = true, description = "do not renew the lease: the TTL-only mechanism, for comparison")
-    boolean noRenewal;
-
-    @Option(names = "--check-before-write", hidden = true, description = "GET the lease before every write, for comparison")
-    boolean checkBeforeWrite;
-
-    @Option(names = "--pause-at", hidden = true, paramLabel = "PHASE:REFUND",
-            description = "after-claim:r_815, after-gateway:r_815 or before-confirm:r_815: announce a breakpoint and wait for a line on stdin")
-    String pauseAt;
-
-    @Option(names = "--start-on-stdin", hidden = true, description = "wait for a line on stdin before taking the lease")
-    boolean startOnStdin;
-
     @Mixin
     Connections connections;
-
-    private final BufferedReader stdin = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
 
     @Override
     public Integer call() {
@@ -73,25 +49,16 @@ final class SettleCommand implements Callable<Integer> {
         if (concurrency < 1 || concurrency > 256) {
             throw new UsageException("--concurrency must be 1 to 256, got " + concurrency);
         }
-        String[] breakpoint = parseBreakpoint();
         String redisUrl = Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL");
         String dbUrl = Connections.require(connections.dbUrl, "--db-url", "FENCED_DB_URL");
         String gatewayUrl = Connections.require(connections.gatewayUrl, "--gateway-url", "FENCED_GATEWAY_URL");
         try (HikariDataSource db = Connections.database(dbUrl, concurrency + 2);
              RedisLeaseStore leases = Connections.leases(redisUrl, db, "worker-" + name.replaceAll("[^A-Za-z0-9_-]", "_"))) {
-            SettlementWorker worker = SettlementWorker.builder()
+            SettlementWorker.Builder builder = SettlementWorker.builder()
                     .leaseStore(leases).dataSource(db).gateway(Connections.gateway(gatewayUrl))
-                    .ttl(ttl).concurrency(concurrency).fencing(!noFence).renewal(!noRenewal).checkBeforeWrite(checkBeforeWrite).name(name)
-                    .listener(this::print)
-                    .phaseHook((phase, refundId) -> {
-                        if (breakpoint != null && phase.name().equals(breakpoint[0]) && refundId.equals(breakpoint[1])) {
-                            waitAtBreakpoint(refundId);
-                        }
-                    })
-                    .build();
-            if (startOnStdin) {
-                readLine();
-            }
+                    .ttl(ttl).concurrency(concurrency).name(name).listener(this::print);
+            SettlementWorker worker = adapt(builder).build();
+            beforeSettling();
             SettlementOutcome outcome = worker.settle(merchant);
             report(outcome);
             return switch (outcome.result()) {
@@ -106,32 +73,20 @@ final class SettleCommand implements Callable<Integer> {
         }
     }
 
-    private String[] parseBreakpoint() {
-        if (pauseAt == null) {
-            return null;
-        }
-        int colon = pauseAt.indexOf(':');
-        String phase = colon < 0 ? "" : pauseAt.substring(0, colon).toUpperCase(Locale.ROOT).replace('-', '_');
-        if (!phase.equals("AFTER_CLAIM") && !phase.equals("AFTER_GATEWAY") && !phase.equals("BEFORE_CONFIRM")) {
-            throw new UsageException("--pause-at must be after-claim:, after-gateway: or before-confirm:<refund>, got " + pauseAt);
-        }
-        return new String[] {phase, pauseAt.substring(colon + 1)};
+    /** What a subclass changes in the worker before it is built; the operator's command changes nothing. */
+    protected SettlementWorker.Builder adapt(SettlementWorker.Builder builder) {
+        return builder;
     }
 
-    private void waitAtBreakpoint(String refundId) {
-        print(new SettlementEvent("breakpoint", name, refundId, 0, pauseAt, System.currentTimeMillis()));
-        readLine();
+    /** Runs after the worker is built and before it takes the lease. */
+    protected void beforeSettling() {
     }
 
-    private void readLine() {
-        try {
-            stdin.readLine();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+    protected final String name() {
+        return name;
     }
 
-    private void print(SettlementEvent event) {
+    protected void print(SettlementEvent event) {
         if (events) {
             EventLines.event(event, merchant);
         }

@@ -7,10 +7,7 @@ import dev.fenced.gateway.GatewayRefund;
 import dev.fenced.redis.LeaseSnapshot;
 import dev.fenced.redis.RedisLeaseStore;
 import dev.fenced.settlement.Merchants;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
+import dev.fenced.settlement.RefundSummary;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -43,7 +40,10 @@ final class StatusCommand implements Callable<Integer> {
             status.put("leaseHolder", lease.holder());
             status.put("leaseMillisLeft", lease.timeLeft().toMillis());
             status.put("counter", lease.counter());
-            status.putAll(rows(db));
+            RefundSummary refunds = RefundSummary.of(db, merchant);
+            status.put("rowsByState", refunds.rowsByState());
+            status.put("highestFence", refunds.highestFence());
+            status.put("totalAmount", refunds.totalAmount().toPlainString());
         }
         if (connections.gatewayUrl != null && !connections.gatewayUrl.isBlank()) {
             List<GatewayRefund> ledger = Connections.gateway(connections.gatewayUrl).ledger().stream()
@@ -58,22 +58,5 @@ final class StatusCommand implements Callable<Integer> {
             status.forEach((key, value) -> System.out.printf("%-18s %s%n", key, value));
         }
         return 0;
-    }
-
-    private Map<String, Object> rows(HikariDataSource db) throws SQLException {
-        Map<String, Object> out = new LinkedHashMap<>();
-        Map<String, Long> byState = Scenario.rowsByState(db, merchant);
-        try (Connection c = db.getConnection()) {
-            try (PreparedStatement s = c.prepareStatement("SELECT COALESCE(MAX(fence), 0), COALESCE(SUM(amount), 0) FROM refund WHERE merchant = ?")) {
-                s.setString(1, merchant);
-                try (ResultSet rs = s.executeQuery()) {
-                    rs.next();
-                    out.put("rowsByState", byState);
-                    out.put("highestFence", rs.getLong(1));
-                    out.put("totalAmount", rs.getBigDecimal(2).toPlainString());
-                }
-            }
-        }
-        return out;
     }
 }

@@ -56,6 +56,17 @@ class CliInputTest {
         }
     }
 
+    /** The operator's command line carries none of the lab's commands: they live in fenced-lab. */
+    @Test
+    void theLabsCommandsAreNotOnTheOperatorsCommandLine() {
+        for (String lab : List.of("demo", "compare", "chaos", "lab-settle", "chaos-worker")) {
+            CliRun run = CliRun.of(lab);
+            assertThat(run.exit()).as(lab).isEqualTo(FencedCli.USAGE);
+            assertThat(run.stderr()).as(lab).startsWith("fenced: unknown command '" + lab + "'");
+        }
+        assertThat(CliRun.of("settle", "--merchant", "m_1", "--no-fence").stderr()).contains("Unknown option: '--no-fence'");
+    }
+
     @Test
     void seedThenStatusAndASecondSeedOfTheSameMerchantWritesNothing() throws Exception {
         String merchant = "m_" + java.util.UUID.randomUUID().toString().substring(0, 8);
@@ -111,15 +122,12 @@ class CliInputTest {
         assertOneLine(run("settle", "--merchant", "m_1", "--concurrency", "0"), 2, "--concurrency");
         assertOneLine(runWithoutEnvironment("settle", "--merchant", "m_1"), 2, "needs --");
         assertOneLine(run("status", "--merchant", "m_1", "--redis-url", "http://x", "--db-url", dev.fenced.testing.TestDatabases.postgresUrl()), 2, "redis://");
-        assertOneLine(run("demo", "--speed", "0"), 2, "--speed");
         assertOneLine(run("frobnicate"), 2, "frobnicate");
         assertOneLine(run("frobnicate", "--help"), 2, "unknown command 'frobnicate'");
         assertOneLine(run("settle", "--merchant", "m_1", "--ttl", "1ms", "--redis-url", "redis://x", "--db-url", "jdbc:postgresql://x/y",
                 "--gateway-url", "http://x"), 2, "at least 100ms");
         Run topLevel = run("--frobnicate");
         assertThat(topLevel.stderr()).startsWith("fenced: ").doesNotContain("fenced fenced");
-        Run speed = run("demo", "--speed", "-3");
-        assertOneLine(speed, 2, "--speed");
         Run redisHint = run("status", "--merchant", "m_1", "--redis-url", "redis://:pw@", "--db-url", dev.fenced.testing.TestDatabases.postgresUrl());
         assertOneLine(redisHint, 2, "expected redis://[user:password@]host");
     }
@@ -146,20 +154,6 @@ class CliInputTest {
                 assertThat(rs.getLong(1)).isZero();
             }
         }
-    }
-
-    /** The demo's banner is not printed before a usage error: stdout stays empty. */
-    @Test
-    void aUsageErrorPrintsNothingElse() {
-        PrintStream original = System.out;
-        ByteArrayOutputStream captured = new ByteArrayOutputStream();
-        System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
-        try {
-            assertThat(FencedCli.run("demo", "--speed", "-3")).isEqualTo(FencedCli.USAGE);
-        } finally {
-            System.setOut(original);
-        }
-        assertThat(captured.toString(StandardCharsets.UTF_8)).isEmpty();
     }
 
     /**

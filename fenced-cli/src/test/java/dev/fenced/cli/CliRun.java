@@ -6,8 +6,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 
 /** One in-process run of the command line, with what it printed. */
-record CliRun(int exit, String stdout, String stderr) {
-    static synchronized CliRun of(String... args) {
+public record CliRun(int exit, String stdout, String stderr) {
+    public static synchronized CliRun of(String... args) {
         PrintStream out = System.out;
         PrintStream err = System.err;
         ByteArrayOutputStream stdout = new ByteArrayOutputStream();
@@ -23,17 +23,17 @@ record CliRun(int exit, String stdout, String stderr) {
         }
     }
 
-    static CliRun of(List<String> args) {
+    public static CliRun of(List<String> args) {
         return of(args.toArray(String[]::new));
     }
 
     /** Exactly one line on stderr, and nothing that looks like a stack trace. */
-    boolean oneLineError() {
+    public boolean oneLineError() {
         return stderr.strip().lines().count() == 1 && !stderr.contains("\tat ") && !stderr.contains("Exception:")
                 && !stderr.contains("Exception ");
     }
 
-    String both() {
+    public String both() {
         return stdout + stderr;
     }
 }

@@ -5,18 +5,15 @@ import dev.fenced.FencedException;
 import dev.fenced.RowNotFoundException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Collectors;
 import javax.sql.DataSource;
 
@@ -45,17 +42,18 @@ public final class FencedRows {
     /** Upper bound on ids in one batch claim, below every driver's parameter limit. */
     public static final int MAX_BATCH = 10_000;
 
-    private static final int MAX_CACHED_STATEMENTS = 64;
-
     private final FencedTable table;
     private final Sql sql;
     private final JdbcDialect fixedDialect;
-    private final Map<Set<String>, Finish> finishStatements = new ConcurrentHashMap<>();
+    private final FinishStatements finishStatements;
+    private final RefusalReadBack readBack;
 
     private FencedRows(FencedTable table, JdbcDialect dialect) {
         this.table = Objects.requireNonNull(table, "table");
         this.sql = new Sql(table);
         this.fixedDialect = dialect;
+        this.finishStatements = new FinishStatements(table, sql);
+        this.readBack = new RefusalReadBack(table, sql);
     }
 
     /** Fenced writes on {@code table}, on connections to PostgreSQL or MariaDB: the database is recognised per connection. */
@@ -117,9 +115,9 @@ public final class FencedRows {
     public void finish(Connection connection, Object id, long token, String toState, Map<String, ?> alsoSet) {
         requireId(id);
         Objects.requireNonNull(connection, "connection");
-        Finish finish = finishStatement(toState, alsoSet.keySet());
+        FinishStatements.Finish finish = finishStatements.statement(toState, alsoSet.keySet());
         try (PreparedStatement statement = connection.prepareStatement(finish.sql())) {
-            bindFinish(statement, finish, toState, id, token, alsoSet);
+            finishStatements.bind(statement, finish, toState, id, token, alsoSet);
             if (statement.executeUpdate() == 0) {
                 throw refusal(connection, id, token);
             }
@@ -160,7 +158,7 @@ public final class FencedRows {
                         + alsoSet.keySet() + ", the first row " + columns);
             }
         });
-        Finish finish = finishStatement(toState, columns);
+        FinishStatements.Finish finish = finishStatements.statement(toState, columns);
         List<Object> ids = new ArrayList<>(alsoSetById.keySet());
         // One order for every holder, so two batches over the same rows lock them in the same order.
         ids.sort(Comparator.comparing(String::valueOf));
@@ -168,7 +166,7 @@ public final class FencedRows {
             int[] counts;
             try (PreparedStatement statement = connection.prepareStatement(finish.sql())) {
                 for (Object id : ids) {
-                    bindFinish(statement, finish, toState, id, token, alsoSetById.get(id));
+                    finishStatements.bind(statement, finish, toState, id, token, alsoSetById.get(id));
                     statement.addBatch();
                 }
                 counts = statement.executeBatch();
@@ -195,50 +193,6 @@ public final class FencedRows {
         } catch (SQLException e) {
             throw SqlErrors.translate(dialectOrNull(connection), "batch confirm of " + ids.size() + " rows in " + table.table(), e);
         }
-    }
-
-    /** The finish UPDATE for a target state and a set of extra columns, validated once and cached. */
-    private record Finish(String sql, List<String> columns) {
-    }
-
-    private Finish finishStatement(String toState, Set<String> columnSet) {
-        SqlIdentifiers.state("target state", toState);
-        // Compared as a case-insensitive collation (MariaDB's default) compares them: 'SENDING' is 'sending' there.
-        if (toState.equalsIgnoreCase(table.claimedState())) {
-            throw new IllegalArgumentException("finish must leave the claimed state '" + table.claimedState() + "', got '" + toState + "'");
-        }
-        Finish cached = finishStatements.get(columnSet);
-        if (cached != null) {
-            return cached;
-        }
-        List<String> columns = List.copyOf(columnSet);
-        StringBuilder extra = new StringBuilder();
-        for (String column : columns) {
-            SqlIdentifiers.column("column", column);
-            // SQL folds unquoted identifiers: FENCE is the fence column.
-            if (column.equalsIgnoreCase(table.idColumn()) || column.equalsIgnoreCase(table.stateColumn())
-                    || column.equalsIgnoreCase(table.fenceColumn())) {
-                throw new IllegalArgumentException("column '" + column + "' is managed by the fence and cannot be set directly");
-            }
-            extra.append(", ").append(column).append(" = ?");
-        }
-        Finish finish = new Finish(String.format(sql.confirm, extra), columns);
-        if (finishStatements.size() < MAX_CACHED_STATEMENTS) {
-            finishStatements.put(Set.copyOf(columnSet), finish);
-        }
-        return finish;
-    }
-
-    private void bindFinish(PreparedStatement statement, Finish finish, String toState, Object id, long token,
-                            Map<String, ?> alsoSet) throws SQLException {
-        int index = 1;
-        statement.setString(index++, toState);
-        for (String column : finish.columns()) {
-            BatchParameters.value(statement, index++, alsoSet.get(column));
-        }
-        BatchParameters.value(statement, index++, id);
-        statement.setString(index++, table.claimedState());
-        statement.setLong(index, token);
     }
 
     /**
@@ -308,33 +262,9 @@ public final class FencedRows {
         return refusals(connection, List.of(id), token).get(id);
     }
 
-    /** Why each of {@code ids} was refused, read in one query: what each row holds, or that it is missing. */
+    /** Why each of {@code ids} was refused; the dialect is only looked up when there is one. */
     private Map<Object, FencedException> refusals(Connection connection, List<Object> ids, long token) throws SQLException {
-        if (ids.isEmpty()) {
-            return Map.of();
-        }
-        Map<String, FenceViolation> found = new HashMap<>();
-        JdbcDialect dialect = dialect(connection);
-        // A locking read sees the row as it is now: a plain read at REPEATABLE READ (InnoDB) would
-        // report the snapshot, older than the write that refused this one.
-        String readBack = sql.readBackPrefix + Sql.placeholders(ids.size()) + ")" + dialect.lockingReadSuffix();
-        try (PreparedStatement statement = connection.prepareStatement(readBack)) {
-            for (int i = 0; i < ids.size(); i++) {
-                BatchParameters.value(statement, i + 1, ids.get(i));
-            }
-            try (ResultSet rs = statement.executeQuery()) {
-                while (rs.next()) {
-                    Object id = rs.getObject(1);
-                    found.put(dialect.idKey(id), new FenceViolation(table.table(), id, token, rs.getLong(3), rs.getString(2)));
-                }
-            }
-        }
-        Map<Object, FencedException> refusals = new LinkedHashMap<>();
-        for (Object id : ids) {
-            FenceViolation violation = found.get(dialect.idKey(id));
-            refusals.put(id, violation != null ? violation : new RowNotFoundException(table.table(), id));
-        }
-        return refusals;
+        return ids.isEmpty() ? Map.of() : readBack.refusals(connection, dialect(connection), ids, token);
     }
 
     private JdbcDialect dialect(Connection connection) {

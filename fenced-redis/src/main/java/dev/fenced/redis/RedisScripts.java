@@ -1,6 +1,10 @@
 package dev.fenced.redis;
 
-/** The Lua scripts, kept as constants so their text and the reason for each stay together. */
+/**
+ * The Lua scripts, kept as constants so their text and the reason for each stay together. Every
+ * key comes in through KEYS[], as {@link RedisKeys} spells it, never built inside a script: Redis
+ * Cluster routes a script by the keys it declares, and a key prefix must reach every key.
+ */
 final class RedisScripts {
     static final long HELD = 0;
     static final long COUNTER_LOST = -1;
@@ -12,9 +16,10 @@ final class RedisScripts {
     /**
      * Lease and token in one atomic round trip. The article takes them in two steps (SET NX PX,
      * then INCR): a crash between them leaves a lease without a token, and the second step costs
-     * a round trip. Both keys carry the same {resource} hash tag, so this is valid on a cluster.
-     * The usual path is those two commands and nothing else, so the script costs Redis about
-     * what the two steps do; the checks below run only when the counter is missing or behind.
+     * a round trip. Both keys carry the same {resource} hash tag ({@link RedisKeys}), so this is
+     * valid on a cluster. The usual path is those two commands and nothing else, so the script
+     * costs Redis about what the two steps do; the checks below run only when the counter is
+     * missing or behind.
      *
      * <p>The counter must never go backwards. When it is missing, or lower than a token this
      * client has already seen, the script raises it to the floor it was given; without a floor

@@ -40,7 +40,7 @@ class RedisLeaseStoreOnCallersConnectionTest extends LeaseStoreContract {
 
     @Override
     protected void expireLeaseBehindItsBack(String resource) {
-        connection.sync().del(RedisLeaseStore.lockKey(resource));
+        connection.sync().del(store.keys().lockKey(resource));
     }
 
     @Test

@@ -52,17 +52,79 @@ class RedisLeaseStoreTest extends LeaseStoreContract {
 
     @Override
     protected void expireLeaseBehindItsBack(String resource) {
-        admin.del(RedisLeaseStore.lockKey(resource));
+        admin.del(store.keys().lockKey(resource));
     }
 
     @Test
-    void keysCarryTheResourceAsAClusterHashTag() {
+    void withoutAPrefixTheStoreKeepsTheDeployedKeys() {
         String resource = freshResource();
+        assertThat(store.keys()).isEqualTo(RedisKeys.DEFAULT); // whose names RedisKeysTest pins
         Lease lease = store.tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow();
-        assertThat(admin.get("lock:{" + resource + "}")).isEqualTo(lease.ownerId());
-        assertThat(admin.get("fence:{" + resource + "}")).isEqualTo(Long.toString(lease.token()));
-        assertThat(admin.pttl("lock:{" + resource + "}")).isBetween(1L, 10_000L);
+        assertThat(admin.get(RedisKeys.DEFAULT.lockKey(resource))).isEqualTo(lease.ownerId());
+        assertThat(admin.get(RedisKeys.DEFAULT.fenceKey(resource))).isEqualTo(Long.toString(lease.token()));
+        assertThat(admin.pttl(RedisKeys.DEFAULT.lockKey(resource))).isBetween(1L, 10_000L);
         lease.release();
+    }
+
+    @Test
+    void storesWithDifferentKeyPrefixesHoldIndependentLeasesAndCounters() {
+        String resource = freshResource();
+        try (RedisLeaseStore app1 = RedisLeaseStore.builder(TestRedis.uri()).keyPrefix("fenced-test-app1:").build();
+             RedisLeaseStore app2 = RedisLeaseStore.builder(TestRedis.uri()).keyPrefix("fenced-test-app2:").build()) {
+            app1.raiseCounter(resource, 100);
+            Lease one = app1.tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow();
+            Lease two = app2.tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow();
+            Lease unprefixed = store.tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow();
+            assertThat(one.token()).as("app1's counter").isEqualTo(101);
+            assertThat(two.token()).as("app2's counter, untouched by app1's").isEqualTo(1);
+            assertThat(unprefixed.token()).as("the unprefixed counter").isEqualTo(1);
+            assertThat(app1.tryAcquire(resource, Duration.ofSeconds(10))).as("each prefix still excludes its own").isEmpty();
+
+            assertThat(admin.get(app1.keys().lockKey(resource))).isEqualTo(one.ownerId());
+            assertThat(admin.get(app2.keys().lockKey(resource))).isEqualTo(two.ownerId());
+            assertThat(two.release()).isTrue();
+            assertThat(one.isHeld()).as("releasing app2's lease leaves app1's").isTrue();
+            assertThat(app2.tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow().token()).isEqualTo(2);
+            assertThat(app1.inspect(resource).counter()).isEqualTo(101);
+            one.release();
+            unprefixed.release();
+            app1.forget(resource); // only this test's keys: the server may be shared
+            app2.forget(resource);
+        }
+    }
+
+    @Test
+    void inspectAndForgetWorkUnderTheStoresPrefix() {
+        String resource = freshResource();
+        try (RedisLeaseStore prefixed = RedisLeaseStore.builder(TestRedis.uri()).keyPrefix("fenced-test-app1:").build()) {
+            Lease lease = prefixed.tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow();
+            LeaseSnapshot seen = prefixed.inspect(resource);
+            assertThat(seen.holder()).isEqualTo(lease.ownerId());
+            assertThat(seen.counter()).isEqualTo(lease.token());
+            assertThat(seen.timeLeft()).isPositive();
+            assertThat(store.inspect(resource)).as("the unprefixed keys hold nothing")
+                    .isEqualTo(new LeaseSnapshot(resource, null, Duration.ZERO, null));
+
+            assertThat(store.forget(resource)).as("nothing under the unprefixed keys").isFalse();
+            assertThat(lease.isHeld()).isTrue();
+            assertThat(prefixed.forget(resource)).isTrue();
+            assertThat(admin.exists(prefixed.keys().lockKey(resource), prefixed.keys().fenceKey(resource))).isZero();
+            assertThat(prefixed.inspect(resource).holder()).isNull();
+            assertThat(prefixed.forget(resource)).as("already gone").isFalse();
+        }
+    }
+
+    @Test
+    void anInvalidKeyPrefixIsRefusedByTheBuilderNamingIt() {
+        for (String prefix : new String[] {"app 1:", "{app1}:", "app1}:", "x".repeat(65)}) {
+            assertThatThrownBy(() -> RedisLeaseStore.builder(TestRedis.uri()).keyPrefix(prefix))
+                    .as(prefix).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("key prefix '" + prefix + "'");
+        }
+        assertThatThrownBy(() -> RedisLeaseStore.builder(TestRedis.uri()).keyPrefix("app1\t:"))
+                .as("a control character, escaped").isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("key prefix 'app1\\u0009:'");
+        assertThatThrownBy(() -> RedisLeaseStore.builder(TestRedis.uri()).keyPrefix(null))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("key prefix must not be null");
     }
 
     @Test
@@ -95,7 +157,7 @@ class RedisLeaseStoreTest extends LeaseStoreContract {
         assertThat(stale.release()).isFalse();
         assertThat(current.isHeld()).as("the compare-and-delete of the stale owner removes nothing").isTrue();
 
-        admin.del(RedisLeaseStore.lockKey(resource)); // what a release without the owner check does
+        admin.del(store.keys().lockKey(resource)); // what a release without the owner check does
         assertThat(current.isHeld()).as("control: an unconditional delete takes the current holder's lease").isFalse();
         assertThat(store.tryAcquire(resource, Duration.ofSeconds(10)).map(Lease::release)).as("control: a third holder gets in")
                 .contains(true);
@@ -161,7 +223,7 @@ class RedisLeaseStoreTest extends LeaseStoreContract {
         for (int i = 0; i < 5; i++) {
             store.tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow().release();
         }
-        admin.del(RedisLeaseStore.fenceKey(resource));
+        admin.del(store.keys().fenceKey(resource));
         try (RedisLeaseStore freshProcess = RedisLeaseStore.builder(TestRedis.uri()).build()) {
             Lease lease = freshProcess.tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow();
             assertThat(lease.token()).isEqualTo(1);
@@ -174,14 +236,14 @@ class RedisLeaseStoreTest extends LeaseStoreContract {
         String resource = freshResource();
         Lease lease = store.tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow();
         lease.release();
-        admin.del(RedisLeaseStore.fenceKey(resource));
+        admin.del(store.keys().fenceKey(resource));
 
         assertThatThrownBy(() -> store.tryAcquire(resource, Duration.ofSeconds(10)))
                 .isInstanceOf(CounterLostException.class)
                 .hasMessageContaining(resource)
                 .hasMessageContaining("FenceFloor");
-        assertThat(admin.exists(RedisLeaseStore.lockKey(resource))).as("no lease left behind").isZero();
-        assertThat(admin.exists(RedisLeaseStore.fenceKey(resource))).as("counter not restarted").isZero();
+        assertThat(admin.exists(store.keys().lockKey(resource))).as("no lease left behind").isZero();
+        assertThat(admin.exists(store.keys().fenceKey(resource))).as("counter not restarted").isZero();
     }
 
     @Test
@@ -190,7 +252,7 @@ class RedisLeaseStoreTest extends LeaseStoreContract {
         for (int i = 0; i < 5; i++) {
             store.tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow().release();
         }
-        admin.set(RedisLeaseStore.fenceKey(resource), "2");
+        admin.set(store.keys().fenceKey(resource), "2");
         assertThatThrownBy(() -> store.tryAcquire(resource, Duration.ofSeconds(10))).isInstanceOf(CounterLostException.class);
     }
 

@@ -4,7 +4,6 @@ import dev.fenced.FencedException;
 import dev.fenced.jdbc.FencedRows;
 import dev.fenced.jdbc.FencedSchema;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -12,11 +11,13 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The worker's writes on refund rows: fenced, or (for the negative control) not. The batch
- * methods return the refused ids with the reason for each; an empty map means every row was written.
- * They run in the caller's transaction.
+ * The settlement worker's writes on refund rows. {@link #fenced()}, the only implementation this
+ * module ships, makes the database refuse every write of a stale token; the lab (module
+ * {@code fenced-lab}) implements weaker ones to measure what they lose, through
+ * {@link WorkerVariant}. The batch methods return the refused ids with the reason for each; an
+ * empty map means every row was written. They run in the caller's transaction.
  */
-interface RefundWrites {
+public interface RefundWrites {
 
     Map<String, FencedException> claimAll(Connection connection, List<String> ids, long token) throws SQLException;
 
@@ -46,56 +47,12 @@ interface RefundWrites {
 
             @Override
             public void fail(Connection connection, String id, long token, String reason) {
-                rows.finish(connection, id, token, "failed", Map.of("failure_reason", truncate(reason)));
+                rows.finish(connection, id, token, "failed", Map.of("failure_reason", boundedReason(reason)));
             }
 
             @Override
             public void release(Connection connection, String id, long token) {
                 rows.finish(connection, id, token, "pending", Map.of());
-            }
-        };
-    }
-
-    /**
-     * What a worker that trusts its lease writes: the token is recorded but not checked, so a
-     * stale holder's writes are accepted. Only for demonstrating the damage.
-     */
-    static RefundWrites unfenced() {
-        return new RefundWrites() {
-            @Override
-            public Map<String, FencedException> claimAll(Connection connection, List<String> ids, long token) throws SQLException {
-                for (String id : ids) {
-                    update(connection, "UPDATE refund SET state = 'sending', fence = ? WHERE id = ?", token, id);
-                }
-                return Map.of();
-            }
-
-            @Override
-            public Map<String, FencedException> confirmAll(Connection connection, Map<String, String> gatewayReferenceById, long token)
-                    throws SQLException {
-                for (Map.Entry<String, String> confirm : gatewayReferenceById.entrySet()) {
-                    update(connection, "UPDATE refund SET state = 'sent', gateway_reference = ? WHERE id = ?", confirm.getValue(),
-                            confirm.getKey());
-                }
-                return Map.of();
-            }
-
-            @Override
-            public void fail(Connection connection, String id, long token, String reason) throws SQLException {
-                update(connection, "UPDATE refund SET state = 'failed', failure_reason = ? WHERE id = ?", truncate(reason), id);
-            }
-
-            @Override
-            public void release(Connection connection, String id, long token) throws SQLException {
-                update(connection, "UPDATE refund SET state = 'pending', fence = ? WHERE id = ?", token, id);
-            }
-
-            private void update(Connection connection, String sql, Object first, String id) throws SQLException {
-                try (PreparedStatement statement = connection.prepareStatement(sql)) {
-                    statement.setObject(1, first);
-                    statement.setString(2, id);
-                    statement.executeUpdate();
-                }
             }
         };
     }
@@ -109,7 +66,8 @@ interface RefundWrites {
         return Collections.unmodifiableMap(byId);
     }
 
-    private static String truncate(String reason) {
+    /** A failure reason as stored: at most 500 characters, never null. */
+    static String boundedReason(String reason) {
         String text = reason == null ? "unknown" : reason;
         return text.length() <= 500 ? text : text.substring(0, 500);
     }

@@ -65,7 +65,7 @@ final class SettlementRun {
             return true;
         }
         leaseLost.set(true);
-        worker.emit("lease-lost", refundId, token, "check before write found the lease gone");
+        worker.emit(SettlementEvent.Type.LEASE_LOST, refundId, token, "check before write found the lease gone");
         return false;
     }
 
@@ -78,7 +78,7 @@ final class SettlementRun {
         if (answer.gatewayAnswered()) {
             gatewayFailuresInARow.set(0);
         } else if (gatewayFailuresInARow.incrementAndGet() >= worker.gatewayFailureLimit && gatewayDown.compareAndSet(false, true)) {
-            worker.emit("gateway-down", refundId, token, gatewayFailuresInARow.get() + " refunds in a row without an answer: "
+            worker.emit(SettlementEvent.Type.GATEWAY_DOWN, refundId, token, gatewayFailuresInARow.get() + " refunds in a row without an answer: "
                     + answer.reason());
         }
     }
@@ -176,7 +176,7 @@ final class SettlementRun {
             return false;
         }
         claimedAhead.addAll(claimed);
-        claimed.forEach(id -> worker.emit("claimed", id, token, null));
+        claimed.forEach(id -> worker.emit(SettlementEvent.Type.CLAIMED, id, token, null));
         return true;
     }
 
@@ -187,7 +187,7 @@ final class SettlementRun {
             return;
         }
         violation.compareAndSet(null, v);
-        worker.emit("violation", refundId, token, "stored fence " + v.storedFence() + ", state " + v.storedState());
+        worker.emit(SettlementEvent.Type.VIOLATION, refundId, token, "stored fence " + v.storedFence() + ", state " + v.storedState());
         if (v.storedFence() != null && v.storedFence() > token) {
             // The counter is behind the rows (a lagging replica was promoted): raise it, or
             // every later holder is refused the same way.
@@ -197,7 +197,7 @@ final class SettlementRun {
 
     void failedWith(String refundId, Exception e) {
         error.compareAndSet(null, refundId + ": " + e.getMessage());
-        worker.emit("error", refundId, token, e.getMessage());
+        worker.emit(SettlementEvent.Type.ERROR, refundId, token, e.getMessage());
     }
 
     /**
@@ -210,10 +210,10 @@ final class SettlementRun {
             // A call for this row may have gone out before its holder stopped: ask first, under the row's key.
             answer = calls.lookup(row);
             gatewayAnswer(row.id(), answer);
-            worker.emit("checked", row.id(), token,
+            worker.emit(SettlementEvent.Type.CHECKED, row.id(), token,
                     answer.refund() != null ? "exists " + answer.refund().id() : answer.kind().name().toLowerCase(Locale.ROOT));
             if (!answer.gatewayAnswered()) {
-                worker.emit("left", row.id(), token, "sending: the lookup got no answer: " + answer.reason());
+                worker.emit(SettlementEvent.Type.LEFT, row.id(), token, "sending: the lookup got no answer: " + answer.reason());
                 return;
             }
             if (!stillHeld(row.id())) {
@@ -223,7 +223,7 @@ final class SettlementRun {
             if (taken == null || taken.isEmpty()) {
                 return;
             }
-            worker.emit("claimed", row.id(), token, null);
+            worker.emit(SettlementEvent.Type.CLAIMED, row.id(), token, null);
         }
         worker.hook.reached(SettlementWorker.Phase.AFTER_CLAIM, row.id());
         if (violation.get() != null) {
@@ -242,12 +242,12 @@ final class SettlementRun {
             case SUCCEEDED -> confirm(row, answer.refund(), gate);
             case REJECTED -> markFailed(row.id(), answer.reason());
             case UNAVAILABLE -> putBack(row.id(), "the gateway was unavailable: " + answer.reason());
-            default -> worker.emit("left", row.id(), token, "sending: the outcome is in doubt: " + answer.reason());
+            default -> worker.emit(SettlementEvent.Type.LEFT, row.id(), token, "sending: the outcome is in doubt: " + answer.reason());
         }
     }
 
     void confirm(RefundRow row, GatewayRefund refund, InFlightSlots.ConfirmGate gate) throws SQLException {
-        worker.emit("gateway", row.id(), token, refund.id());
+        worker.emit(SettlementEvent.Type.GATEWAY, row.id(), token, refund.id());
         worker.hook.reached(SettlementWorker.Phase.AFTER_GATEWAY, row.id());
         if (!stillHeld(row.id())) {
             return;
@@ -269,7 +269,7 @@ final class SettlementRun {
             return;
         }
         sent.incrementAndGet();
-        worker.emit("confirmed", row.id(), token, refund.id());
+        worker.emit(SettlementEvent.Type.CONFIRMED, row.id(), token, refund.id());
     }
 
     /** A definitive refusal: the claimed row becomes failed with the reason, under the same fence as a confirm. */
@@ -278,7 +278,7 @@ final class SettlementRun {
             worker.writes.fail(connection, refundId, token, reason);
         }
         failed.incrementAndGet();
-        worker.emit("failed", refundId, token, reason);
+        worker.emit(SettlementEvent.Type.FAILED, refundId, token, reason);
     }
 
     /** Nothing of the claimed row reached the gateway: back to pending, fenced, for the next run. */
@@ -286,7 +286,7 @@ final class SettlementRun {
         try (Connection connection = worker.dataSource.getConnection()) {
             worker.writes.release(connection, refundId, token);
         }
-        worker.emit("left", refundId, token, "pending: " + why);
+        worker.emit(SettlementEvent.Type.LEFT, refundId, token, "pending: " + why);
     }
 
     /**
@@ -318,7 +318,7 @@ final class SettlementRun {
         }
         for (String id : finishedEarlier) {
             skipped.add(id);
-            worker.emit("skipped", id, token, "finished by an earlier holder");
+            worker.emit(SettlementEvent.Type.SKIPPED, id, token, "finished by an earlier holder");
         }
         List<String> claimed = new ArrayList<>(ids);
         claimed.removeAll(finishedEarlier);

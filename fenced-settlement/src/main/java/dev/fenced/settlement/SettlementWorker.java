@@ -95,9 +95,9 @@ public final class SettlementWorker {
             throw new IllegalArgumentException("gateway failure limit must be 1 to 1000, got " + b.gatewayFailureLimit);
         }
         this.gatewayFailureLimit = b.gatewayFailureLimit;
-        this.writes = b.fencing ? RefundWrites.fenced() : RefundWrites.unfenced();
-        this.renewal = b.renewal;
-        this.checkBeforeWrite = b.checkBeforeWrite;
+        this.writes = b.variant.writes();
+        this.renewal = b.variant.renewal();
+        this.checkBeforeWrite = b.variant.checkBeforeWrite();
         this.name = b.name;
         this.listener = b.listener;
         this.hook = b.hook;
@@ -113,17 +113,17 @@ public final class SettlementWorker {
         String resource = Merchants.resource(merchant);
         Optional<Lease> acquired = leases.tryAcquire(resource, ttl);
         if (acquired.isEmpty()) {
-            emit("busy", null, 0, resource);
+            emit(SettlementEvent.Type.BUSY, null, 0, resource);
             return new SettlementOutcome(Result.LEASE_BUSY, merchant, 0, 0, 0, 0, 0, 0, null, null);
         }
         Lease lease = acquired.get();
         long token = lease.token();
-        emit("acquired", null, token, resource);
+        emit(SettlementEvent.Type.ACQUIRED, null, token, resource);
         AtomicBoolean leaseLost = new AtomicBoolean();
         SettlementRun run = new SettlementRun(this, lease, leaseLost);
         LeaseWatchdog watchdog = !renewal ? null : LeaseWatchdog.start(lease, ttl, (l, cause) -> {
             leaseLost.set(true);
-            emit("lease-lost", null, token, cause == null ? "lease gone" : cause.getMessage());
+            emit(SettlementEvent.Type.LEASE_LOST, null, token, cause == null ? "lease gone" : cause.getMessage());
         });
         try {
             run.settle(merchant);
@@ -134,10 +134,10 @@ public final class SettlementWorker {
                 watchdog.close();
             }
             boolean released = safeRelease(lease);
-            emit("released", null, token, released ? "released" : "already gone");
+            emit(SettlementEvent.Type.RELEASED, null, token, released ? "released" : "already gone");
         }
         SettlementOutcome outcome = run.outcome(merchant);
-        emit("outcome", null, token, outcome.result().name());
+        emit(SettlementEvent.Type.OUTCOME, null, token, outcome.result().name());
         return outcome;
     }
 
@@ -145,7 +145,7 @@ public final class SettlementWorker {
         try {
             leases.observeStoredFence(resource, storedFence);
         } catch (RuntimeException e) {
-            emit("error", null, 0, "could not raise the counter: " + e.getMessage());
+            emit(SettlementEvent.Type.ERROR, null, 0, "could not raise the counter: " + e.getMessage());
         }
     }
 
@@ -157,7 +157,7 @@ public final class SettlementWorker {
         }
     }
 
-    void emit(String type, String refundId, long token, String detail) {
+    void emit(SettlementEvent.Type type, String refundId, long token, String detail) {
         listener.onEvent(new SettlementEvent(type, name, refundId, token, detail, clock.millis()));
     }
 
@@ -171,9 +171,7 @@ public final class SettlementWorker {
         private int gatewayAttempts = 3;
         private Duration gatewayBackoff = Duration.ofMillis(100);
         private int gatewayFailureLimit = 3;
-        private boolean fencing = true;
-        private boolean renewal = true;
-        private boolean checkBeforeWrite;
+        private WorkerVariant variant = WorkerVariant.ARTICLE;
         private String name = "worker";
         private SettlementListener listener = event -> { };
         private PhaseHook hook = (phase, id) -> { };
@@ -229,21 +227,9 @@ public final class SettlementWorker {
             return this;
         }
 
-        /** False only to demonstrate the damage: writes carry the token but the database does not check it. */
-        public Builder fencing(boolean fencing) {
-            this.fencing = fencing;
-            return this;
-        }
-
-        /** Renew the lease in the background (default true); for comparing mechanisms. */
-        public Builder renewal(boolean renewal) {
-            this.renewal = renewal;
-            return this;
-        }
-
-        /** GET the lease before every write and stop when it is gone (default false); for comparing mechanisms. */
-        public Builder checkBeforeWrite(boolean checkBeforeWrite) {
-            this.checkBeforeWrite = checkBeforeWrite;
+        /** The article's design by default; another only to measure what a weaker mechanism loses (see {@link WorkerVariant}). */
+        public Builder variant(WorkerVariant variant) {
+            this.variant = Objects.requireNonNull(variant, "variant");
             return this;
         }
 

@@ -25,15 +25,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
-import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
 
 /** The worker against a real Redis, a real PostgreSQL and the gateway over real HTTP. */
 class SettlementWorkerTest {
@@ -78,7 +73,8 @@ class SettlementWorkerTest {
             assertThat(outcome.sent()).isEqualTo(60);
             assertExactlyOnce(gateway.ledger(), merchant, 60);
             assertThat(states(merchant)).containsExactly(Map.entry("sent", 60L));
-            assertThat(events).extracting(SettlementEvent::type).contains("acquired", "claimed", "confirmed", "released", "outcome");
+            assertThat(events).extracting(SettlementEvent::type).contains(SettlementEvent.Type.ACQUIRED, SettlementEvent.Type.CLAIMED,
+                    SettlementEvent.Type.CONFIRMED, SettlementEvent.Type.RELEASED, SettlementEvent.Type.OUTCOME);
             assertThat(leases.inspect(Merchants.resource(merchant)).holder()).as("lease released").isNull();
         }
     }
@@ -182,7 +178,8 @@ class SettlementWorkerTest {
             assertThat(outcome.failed()).isZero();
             assertThat(outcome.left()).isEqualTo(6);
             assertThat(states(merchant)).containsExactly(Map.entry("pending", 3L), Map.entry("sending", 3L));
-            assertThat(events).extracting(SettlementEvent::type).contains("gateway-down").doesNotContain("failed");
+            assertThat(events).extracting(SettlementEvent::type).contains(SettlementEvent.Type.GATEWAY_DOWN)
+                    .doesNotContain(SettlementEvent.Type.FAILED);
             assertThat(gateway.ledger()).isEmpty();
         }
     }
@@ -201,46 +198,6 @@ class SettlementWorkerTest {
     }
 
     /**
-     * Eight refunds in flight, and a holder with a higher token takes every unsent row over while
-     * one of them waits to confirm: the confirms written in a batch after that are refused row by
-     * row, and the stale worker stops. Without the fence its confirms land on the new holder's rows.
-     */
-    @ParameterizedTest(name = "fencing {0}")
-    @ValueSource(booleans = {true, false})
-    void aTakeoverWhileConfirmsAreBatchedStopsTheStaleWorker(boolean fencing) throws Exception {
-        String merchant = freshMerchant();
-        String prefix = merchant + "_r";
-        RefundSeeder.seed(db, merchant, prefix, 80, new BigDecimal("800.00"), "EUR");
-        List<String> ids = IntStream.rangeClosed(1, 80).mapToObj(n -> RefundSeeder.refundId(prefix, n)).toList();
-        AtomicLong token = new AtomicLong();
-        AtomicReference<List<Object>> takenOver = new AtomicReference<>(List.of());
-        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ofMillis(5)).build())) {
-            SettlementOutcome outcome = worker(gateway).concurrency(8).fencing(fencing)
-                    .listener(event -> {
-                        if (event.type().equals("acquired")) {
-                            token.set(event.token());
-                        }
-                    })
-                    .phaseHook((phase, refundId) -> {
-                        if (phase == SettlementWorker.Phase.BEFORE_CONFIRM && refundId.equals(ids.get(20))) {
-                            takenOver.set(FencedRows.of(FencedSchema.refundTable()).claimAll(db, ids, token.get() + 1).claimed());
-                        }
-                    })
-                    .build().settle(merchant);
-            assertThat(takenOver.get()).as("rows the new holder took").isNotEmpty();
-            long confirmedOverTheNewHolder = states(merchant, takenOver.get()).getOrDefault("sent", 0L);
-            if (fencing) {
-                assertThat(outcome.result()).isEqualTo(Result.FENCE_VIOLATION);
-                assertThat(outcome.violation().storedFence()).isEqualTo(token.get() + 1);
-                assertThat(confirmedOverTheNewHolder).as("stale confirms accepted").isZero();
-                assertThat(states(merchant, List.copyOf(ids))).containsOnlyKeys("sent", "sending");
-            } else {
-                assertThat(confirmedOverTheNewHolder).as("negative control: stale confirms accepted").isPositive();
-            }
-        }
-    }
-
-    /**
      * Four in flight, no renewal, and a lease that expires long before the run could end: the
      * worker stops claiming when it finds the lease gone, having left fewer than three times its
      * concurrency rows claimed but unconfirmed (claimed ahead, in flight, waiting for their
@@ -253,8 +210,8 @@ class SettlementWorkerTest {
         RefundSeeder.seed(db, merchant, merchant + "_r", 100, new BigDecimal("1000.00"), "EUR");
         try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ofMillis(20)).build())) {
             // 100 refunds at 20 ms, four at a time, take at least 500 ms; the lease lasts 200.
-            SettlementOutcome stopped = worker(gateway).concurrency(concurrency).ttl(Duration.ofMillis(200)).renewal(false)
-                    .checkBeforeWrite(true).build().settle(merchant);
+            SettlementOutcome stopped = worker(gateway).concurrency(concurrency).ttl(Duration.ofMillis(200))
+                    .variant(new WorkerVariant(RefundWrites.fenced(), false, true)).build().settle(merchant);
             assertThat(stopped.result()).isEqualTo(Result.LEASE_LOST);
             Map<String, Long> left = states(merchant);
             assertThat(left.getOrDefault("sending", 0L)).as("claimed but unconfirmed").isLessThan(3L * concurrency);
@@ -265,65 +222,6 @@ class SettlementWorkerTest {
             assertThat(stopped.sent() + next.sent()).isEqualTo(100);
             assertExactlyOnce(gateway.ledger(), merchant, 100);
         }
-    }
-
-    /**
-     * The worker claims a slot's worth of rows in one statement. One row of them is owned by a
-     * higher token: the whole claim is rolled back, nothing reaches the gateway, and the worker
-     * stops. Without the fence the claim takes that row too and the worker refunds it.
-     */
-    @ParameterizedTest(name = "fencing {0}")
-    @ValueSource(booleans = {true, false})
-    void aBatchClaimWithOneRowOwnedByAHigherTokenIsRolledBackWhole(boolean fencing) throws Exception {
-        String merchant = freshMerchant();
-        String prefix = merchant + "_r";
-        RefundSeeder.seed(db, merchant, prefix, 8, new BigDecimal("80.00"), "EUR");
-        String owned = RefundSeeder.refundId(prefix, 5);
-        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build())) {
-            SettlementOutcome outcome = worker(gateway).concurrency(8).fencing(fencing)
-                    .listener(event -> {
-                        if (event.type().equals("acquired")) {
-                            // Another holder's higher token reached the row first; it is still pending.
-                            fenceRow(owned, event.token() + 1);
-                        }
-                    })
-                    .build().settle(merchant);
-            List<String> refunded = gateway.ledger().stream().filter(r -> r.merchant().equals(merchant)).map(GatewayRefund::reference).toList();
-            if (fencing) {
-                assertThat(outcome.result()).isEqualTo(Result.FENCE_VIOLATION);
-                assertThat(outcome.violation().rowId()).isEqualTo(owned);
-                assertThat(refunded).isEmpty();
-                assertThat(states(merchant)).as("the claims of the other seven rows were rolled back").containsOnly(Map.entry("pending", 8L));
-            } else {
-                assertThat(refunded).as("negative control: the owned row is refunded by the stale claim").contains(owned);
-            }
-        }
-    }
-
-    private static void fenceRow(String id, long fence) {
-        try (Connection c = db.getConnection(); PreparedStatement s = c.prepareStatement("UPDATE refund SET fence = ? WHERE id = ?")) {
-            s.setLong(1, fence);
-            s.setString(2, id);
-            s.executeUpdate();
-        } catch (java.sql.SQLException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
-    private static Map<String, Long> states(String merchant, List<Object> ids) throws Exception {
-        Map<String, Long> counts = new java.util.TreeMap<>();
-        try (Connection c = db.getConnection(); PreparedStatement s = c.prepareStatement("SELECT state FROM refund WHERE merchant = ? AND id = ?")) {
-            for (Object id : ids) {
-                s.setString(1, merchant);
-                s.setString(2, (String) id);
-                try (ResultSet rs = s.executeQuery()) {
-                    while (rs.next()) {
-                        counts.merge(rs.getString(1), 1L, Long::sum);
-                    }
-                }
-            }
-        }
-        return counts;
     }
 
     static void assertExactlyOnce(List<GatewayRefund> ledger, String merchant, int expected) throws Exception {

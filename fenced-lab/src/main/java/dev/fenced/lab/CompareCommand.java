@@ -1,5 +1,6 @@
-package dev.fenced.cli;
+package dev.fenced.lab;
 
+import dev.fenced.cli.UsageException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import java.io.IOException;
@@ -40,6 +41,7 @@ final class CompareCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
+        Scenario.requireValidSpeed(speed);
         if (runs < 1 || runs > 100) {
             throw new UsageException("--runs must be 1 to 100, got " + runs);
         }

@@ -1,5 +1,9 @@
-package dev.fenced.cli;
+package dev.fenced.lab;
 
+import dev.fenced.cli.DurationConverter;
+import dev.fenced.cli.EventLine;
+import dev.fenced.cli.EventLines;
+import dev.fenced.cli.Connections;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fenced.jdbc.JdbcTokenSource;
 import dev.fenced.redis.RedisLeaseStore;
@@ -9,7 +13,6 @@ import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -63,7 +66,7 @@ final class ChaosWorkerCommand implements Callable<Integer> {
                     SettlementOutcome outcome;
                     try {
                         outcome = SettlementWorker.builder().leaseStore(leases).dataSource(db).gateway(Connections.gateway(gatewayUrl))
-                                .ttl(ttl).concurrency(concurrency).fencing(!noFence).name(name)
+                                .ttl(ttl).concurrency(concurrency).variant(LabVariants.of(!noFence, true, false)).name(name)
                                 .listener(event -> EventLines.event(event, job)).build().settle(job);
                     } catch (RuntimeException e) {
                         outcome = SettlementOutcome.failedToStart(job, e.getMessage());
@@ -80,6 +83,6 @@ final class ChaosWorkerCommand implements Callable<Integer> {
 
     /** One more job this worker can take. */
     private void ready() {
-        EventLines.emit(Map.of("type", "ready", "worker", name, "at", System.currentTimeMillis()));
+        EventLines.emit(new EventLine.Ready(name, System.currentTimeMillis()));
     }
 }

@@ -1,5 +1,9 @@
-package dev.fenced.cli;
+package dev.fenced.lab;
 
+import dev.fenced.cli.FencedCli;
+import dev.fenced.cli.UsageException;
+import dev.fenced.cli.DurationConverter;
+import dev.fenced.cli.Connections;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import java.nio.file.Path;

@@ -1,4 +1,4 @@
-package dev.fenced.cli;
+package dev.fenced.lab;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

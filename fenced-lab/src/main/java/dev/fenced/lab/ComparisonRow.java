@@ -1,4 +1,4 @@
-package dev.fenced.cli;
+package dev.fenced.lab;
 
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -1,5 +1,6 @@
-package dev.fenced.cli;
+package dev.fenced.lab;
 
+import dev.fenced.cli.Connections;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fenced.embedded.EmbeddedPostgresServer;

@@ -1,5 +1,7 @@
-package dev.fenced.cli;
+package dev.fenced.lab;
 
+import dev.fenced.cli.UsageException;
+import dev.fenced.cli.Connections;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fenced.embedded.EmbeddedPostgresServer;
@@ -11,6 +13,7 @@ import dev.fenced.redis.LeaseSnapshot;
 import dev.fenced.redis.RedisLeaseStore;
 import dev.fenced.settlement.Merchants;
 import dev.fenced.settlement.RefundSeeder;
+import dev.fenced.settlement.RefundSummary;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
@@ -219,7 +222,7 @@ final class Scenario {
         Duration ttl = scaled(mechanism.articleTtl());
         Map<String, String> env = Map.of("FENCED_REDIS_URL", servers.redisUrl, "FENCED_DB_URL", servers.dbUrl,
                 "FENCED_GATEWAY_URL", gateway.url());
-        List<String> common = new ArrayList<>(List.of("settle", "--merchant", MERCHANT, "--ttl", ttl.toMillis() + "ms", "--events"));
+        List<String> common = new ArrayList<>(List.of("lab-settle", "--merchant", MERCHANT, "--ttl", ttl.toMillis() + "ms", "--events"));
         common.addAll(mechanism.workerFlags());
         List<String> argsA = new ArrayList<>(common);
         argsA.addAll(List.of("--name", "A", "--pause-at", mechanism.pausePhase() + ":" + stalled));
@@ -314,7 +317,7 @@ final class Scenario {
                 .idempotency(mechanism.idempotency()).build())) {
             Map<String, String> env = Map.of("FENCED_REDIS_URL", servers.redisUrl, "FENCED_DB_URL", servers.dbUrl,
                     "FENCED_GATEWAY_URL", gateway.url());
-            List<String> args = new ArrayList<>(List.of("settle", "--merchant", MERCHANT, "--events", "--name", "crashing",
+            List<String> args = new ArrayList<>(List.of("lab-settle", "--merchant", MERCHANT, "--events", "--name", "crashing",
                     "--ttl", scaled(mechanism.articleTtl()).toMillis() + "ms"));
             args.addAll(mechanism.workerFlags());
             try (WorkerProcess worker = WorkerProcess.start("crashing", args, env)) {
@@ -394,19 +397,7 @@ final class Scenario {
 
     /** The merchant's refunds counted by state. */
     static Map<String, Long> rowsByState(javax.sql.DataSource db, String merchant) {
-        Map<String, Long> out = new TreeMap<>();
-        try (Connection c = db.getConnection();
-             PreparedStatement s = c.prepareStatement("SELECT state, COUNT(*) FROM refund WHERE merchant = ? GROUP BY state")) {
-            s.setString(1, merchant);
-            try (ResultSet rs = s.executeQuery()) {
-                while (rs.next()) {
-                    out.put(rs.getString(1), rs.getLong(2));
-                }
-            }
-        } catch (SQLException e) {
-            throw new IllegalStateException("could not count refunds by state: " + e.getMessage(), e);
-        }
-        return out;
+        return RefundSummary.of(db, merchant).rowsByState();
     }
 
     static String camel(String result) {

@@ -1,5 +1,6 @@
-package dev.fenced.cli;
+package dev.fenced.lab;
 
+import dev.fenced.cli.FencedCli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;

@@ -1,5 +1,7 @@
-package dev.fenced.cli;
+package dev.fenced.lab;
 
+import dev.fenced.cli.UsageException;
+import dev.fenced.cli.Connections;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.zaxxer.hikari.HikariDataSource;

@@ -1,5 +1,6 @@
-package dev.fenced.cli;
+package dev.fenced.lab;
 
+import dev.fenced.cli.FencedCli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.BufferedReader;

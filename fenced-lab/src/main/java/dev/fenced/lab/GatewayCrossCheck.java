@@ -1,4 +1,4 @@
-package dev.fenced.cli;
+package dev.fenced.lab;
 
 import dev.fenced.gateway.GatewayClient;
 import dev.fenced.gateway.GatewayRefund;

@@ -1,5 +1,7 @@
-package dev.fenced.cli;
+package dev.fenced.lab;
 
+import dev.fenced.cli.SettleCommand;
+import dev.fenced.cli.Connections;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariDataSource;
@@ -47,7 +49,7 @@ class WorkerCrashTest {
         try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ofMillis(1)).build())) {
             Map<String, String> env = Map.of("FENCED_REDIS_URL", TestRedis.uri(), "FENCED_DB_URL", TestDatabases.postgresUrl(),
                     "FENCED_GATEWAY_URL", gateway.url());
-            List<String> settle = List.of("settle", "--merchant", merchant, "--ttl", "2s", "--events");
+            List<String> settle = List.of("lab-settle", "--merchant", merchant, "--ttl", "2s", "--events");
             try (WorkerProcess first = WorkerProcess.start("first", concat(settle, "--name", "first", "--pause-at", phase + ":" + victim), env)) {
                 first.awaitEvent(e -> "breakpoint".equals(e.path("type").asText()), Duration.ofMinutes(2), "the breakpoint");
                 first.signal("KILL");

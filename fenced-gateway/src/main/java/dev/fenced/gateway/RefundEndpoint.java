@@ -1,0 +1,101 @@
+package dev.fenced.gateway;
+
+import static dev.fenced.gateway.GatewayHttp.error;
+import static dev.fenced.gateway.GatewayHttp.shorten;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.sun.net.httpserver.HttpExchange;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+
+/**
+ * {@code /refunds} of {@link PaymentGateway}: creates a refund or replays it under its key, refuses
+ * a reused key with different parameters and an amount over the limit, injects the configured
+ * faults and latency, and looks refunds up. Thread-safe: the ledger orders creations, and the
+ * fault draws come from one seeded generator under its own lock.
+ */
+final class RefundEndpoint {
+    private final GatewayConfig config;
+    private final Ledger ledger;
+    private final Random faults;
+    private volatile boolean faultsEnabled = true;
+
+    RefundEndpoint(GatewayConfig config, Ledger ledger) {
+        this.config = config;
+        this.ledger = ledger;
+        this.faults = new Random(config.seed());
+    }
+
+    void faultsEnabled(boolean enabled) {
+        this.faultsEnabled = enabled;
+    }
+
+    void handle(HttpExchange exchange) throws IOException {
+        GatewayHttp.handle(exchange, () -> switch (exchange.getRequestMethod()) {
+            case "POST" -> create(exchange);
+            case "GET" -> find(exchange);
+            default -> throw new GatewayHttp.HttpError(405, "use GET or POST");
+        });
+    }
+
+    private GatewayHttp.Response find(HttpExchange exchange) {
+        Map.Entry<String, String> lookup = RefundRequests.lookup(exchange.getRequestURI().getRawQuery());
+        String value = lookup.getValue();
+        sleep(config.latency());
+        List<GatewayRefund> found = switch (lookup.getKey()) {
+            case "idempotency_key" -> ledger.byKey(value).stream().toList();
+            case "merchant" -> ledger.matching(r -> r.merchant().equals(value));
+            default -> ledger.matching(r -> r.reference().equals(value));
+        };
+        return new GatewayHttp.Response(200, Map.of("exists", !found.isEmpty(), "refunds", found));
+    }
+
+    private GatewayHttp.Response create(HttpExchange exchange) throws IOException {
+        JsonNode body = RefundRequests.readObject(exchange);
+        String key = RefundRequests.idempotencyKey(exchange, config.idempotency());
+        Ledger.Request request = RefundRequests.request(body, key);
+        sleep(config.latency());
+        if (config.refuseAbove() != null && request.amount().compareTo(config.refuseAbove()) > 0) {
+            return new GatewayHttp.Response(422, error("refund_refused", "refund of " + request.amount().toPlainString()
+                    + " exceeds the limit of " + config.refuseAbove().toPlainString()));
+        }
+        double draw = draw();
+        if (draw < config.failBefore()) {
+            return new GatewayHttp.Response(503, Map.of("error", "injected fault before creating the refund"));
+        }
+        Ledger.Result result = ledger.createOrReplay(request, config.idempotency());
+        if (result.outcome() == Ledger.Outcome.CONFLICT) {
+            Map<String, Object> conflict = error("idempotency_key_reused",
+                    "idempotency key " + shorten(key) + " was used for a different refund");
+            conflict.put("refund", result.refund());
+            return new GatewayHttp.Response(409, conflict);
+        }
+        if (draw < config.failBefore() + config.failAfter()) {
+            return new GatewayHttp.Response(500, Map.of("error", "injected fault after creating the refund"));
+        }
+        if (draw < config.failBefore() + config.failAfter() + config.slow()) {
+            sleep(config.slowDelay());
+        }
+        return new GatewayHttp.Response(result.outcome() == Ledger.Outcome.CREATED ? 201 : 200, result.refund());
+    }
+
+    private double draw() {
+        synchronized (faults) {
+            return faultsEnabled ? faults.nextDouble() : 1.0;
+        }
+    }
+
+    private static void sleep(Duration duration) {
+        if (duration.isZero()) {
+            return;
+        }
+        try {
+            Thread.sleep(duration.toMillis()); // the simulated network and processing time of a remote gateway
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

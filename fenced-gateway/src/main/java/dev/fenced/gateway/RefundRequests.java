@@ -1,0 +1,150 @@
+package dev.fenced.gateway;
+
+import static dev.fenced.gateway.GatewayHttp.badRequest;
+import static dev.fenced.gateway.GatewayHttp.shorten;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.sun.net.httpserver.HttpExchange;
+import java.io.IOException;
+import java.io.InputStream;
+import java.math.BigDecimal;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * Reads and checks what a client sent to {@code /refunds}: the body, the idempotency key and the
+ * lookup of a GET. Every check fails with an {@link GatewayHttp.HttpError} that echoes at most a
+ * short prefix of the bad input, before the gateway does anything.
+ */
+final class RefundRequests {
+    private static final int MAX_BODY = 64 * 1024;
+    private static final int MAX_KEY = 255;
+    private static final int MAX_FIELD = 64;
+    /** Longer than any sane spelling of an amount up to 9999999999.99; BigDecimal parsing is superlinear. */
+    private static final int MAX_AMOUNT_TEXT = 32;
+    private static final Pattern PRINTABLE_ASCII = Pattern.compile("[\\x20-\\x7E]+");
+    private static final Pattern CURRENCY = Pattern.compile("[A-Z]{3}");
+    private static final Set<String> LOOKUPS = Set.of("reference", "idempotency_key", "merchant");
+
+    private RefundRequests() {
+    }
+
+    /** The body as a JSON object, at most 64 KiB. */
+    static JsonNode readObject(HttpExchange exchange) throws IOException {
+        byte[] bytes;
+        try (InputStream in = exchange.getRequestBody()) {
+            bytes = in.readNBytes(MAX_BODY + 1);
+        }
+        if (bytes.length > MAX_BODY) {
+            throw new GatewayHttp.HttpError(413, "the body is larger than " + MAX_BODY / 1024 + " KiB");
+        }
+        JsonNode body;
+        try {
+            body = GatewayHttp.JSON.readTree(bytes);
+        } catch (IOException e) {
+            throw badRequest("the body is not JSON");
+        }
+        if (body == null || !body.isObject()) {
+            throw badRequest("the body must be a JSON object");
+        }
+        return body;
+    }
+
+    /** The key, or null when it is not {@code required} and none was sent. */
+    static String idempotencyKey(HttpExchange exchange, boolean required) {
+        String key = exchange.getRequestHeaders().getFirst("Idempotency-Key");
+        if (key == null || key.isEmpty()) {
+            if (required) {
+                throw badRequest("the Idempotency-Key header is required");
+            }
+            return null;
+        }
+        if (key.length() > MAX_KEY || !PRINTABLE_ASCII.matcher(key).matches()) {
+            throw badRequest("the Idempotency-Key header must be 1 to " + MAX_KEY + " printable ASCII characters, got "
+                    + shorten(key) + " (" + key.length() + " characters)");
+        }
+        return key;
+    }
+
+    /** The refund asked for; without a key, the reference stands in for it. */
+    static Ledger.Request request(JsonNode body, String key) {
+        String reference = text(body, "reference", MAX_FIELD);
+        String merchant = text(body, "merchant", MAX_FIELD);
+        String currency = text(body, "currency", MAX_FIELD);
+        if (!CURRENCY.matcher(currency).matches()) {
+            throw badRequest("currency must be three capital letters, got " + shorten(currency));
+        }
+        return new Ledger.Request(key == null ? reference : key, reference, merchant, amount(body.get("amount")), currency);
+    }
+
+    /** The one lookup of a GET /refunds: its name and its value. */
+    static Map.Entry<String, String> lookup(String rawQuery) {
+        List<Map.Entry<String, String>> parameters = parameters(rawQuery);
+        if (parameters.size() != 1 || !LOOKUPS.contains(parameters.get(0).getKey()) || parameters.get(0).getValue().isBlank()) {
+            throw badRequest("give exactly one of the query parameters reference, idempotency_key or merchant");
+        }
+        return parameters.get(0);
+    }
+
+    private static String text(JsonNode body, String field, int maxLength) {
+        JsonNode node = body.get(field);
+        if (node == null || node.isNull() || (node.isTextual() && node.textValue().isBlank())) {
+            throw badRequest("the field '" + field + "' is required");
+        }
+        if (!node.isTextual() || node.textValue().length() > maxLength) {
+            throw badRequest("the field '" + field + "' must be a string of 1 to " + maxLength + " characters, got "
+                    + shorten(node.asText()));
+        }
+        return node.textValue();
+    }
+
+    private static BigDecimal amount(JsonNode node) {
+        BigDecimal amount = parseAmount(node);
+        if (!GatewayConfig.isValidAmount(amount)) {
+            throw badRequest("amount must be positive, with at most two decimals, at most "
+                    + GatewayConfig.MAX_AMOUNT.toPlainString() + ", got " + shorten(node.asText()));
+        }
+        return amount.setScale(GatewayConfig.MAX_AMOUNT.scale()); // safe only now that its scale is bounded
+    }
+
+    private static BigDecimal parseAmount(JsonNode node) {
+        if (node == null || node.isNull()) {
+            throw badRequest("the field 'amount' is required");
+        }
+        if (node.isNumber()) {
+            return node.decimalValue();
+        }
+        String text = node.isTextual() ? node.textValue().strip() : "";
+        if (text.isEmpty() || text.length() > MAX_AMOUNT_TEXT) {
+            throw badRequest("amount must be a decimal string or number, got " + shorten(node.toString()));
+        }
+        try {
+            return new BigDecimal(text);
+        } catch (NumberFormatException e) {
+            throw badRequest("amount is not a number, got " + shorten(text));
+        }
+    }
+
+    private static List<Map.Entry<String, String>> parameters(String rawQuery) {
+        if (rawQuery == null || rawQuery.isEmpty()) {
+            return List.of();
+        }
+        try {
+            return Arrays.stream(rawQuery.split("&")).filter(pair -> !pair.isEmpty()).map(pair -> {
+                int eq = pair.indexOf('=');
+                return eq < 0 ? Map.entry(decode(pair), "") : Map.entry(decode(pair.substring(0, eq)), decode(pair.substring(eq + 1)));
+            }).toList();
+        } catch (IllegalArgumentException e) {
+            throw badRequest("the query is not URL-encoded");
+        }
+    }
+
+    private static String decode(String text) {
+        return URLDecoder.decode(text, StandardCharsets.UTF_8);
+    }
+}

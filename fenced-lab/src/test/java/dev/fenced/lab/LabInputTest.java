@@ -1,0 +1,30 @@
+package dev.fenced.lab;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fenced.cli.CliRun;
+import dev.fenced.cli.FencedCli;
+import org.junit.jupiter.api.Test;
+
+/** The lab's commands on the command line: found through the service loader, and bad input is one line. */
+class LabInputTest {
+
+    /** The demo's banner is not printed before a usage error: stdout stays empty. */
+    @Test
+    void aUsageErrorPrintsNothingElse() {
+        CliRun run = CliRun.of("demo", "--speed", "-3");
+        assertThat(run.exit()).isEqualTo(FencedCli.USAGE);
+        assertThat(run.oneLineError()).as(run.stderr()).isTrue();
+        assertThat(run.stdout()).isEmpty();
+        assertThat(run.stderr()).startsWith("fenced demo: ").contains("--speed");
+        assertThat(CliRun.of("demo", "--speed", "0").stderr()).contains("--speed");
+    }
+
+    /** The hidden worker commands are not offered to a user who mistypes a command. */
+    @Test
+    void anUnknownCommandListsTheLabsCommandsButNotItsWorkers() {
+        CliRun run = CliRun.of("demox");
+        assertThat(run.exit()).isEqualTo(FencedCli.USAGE);
+        assertThat(run.stderr()).contains("demo", "compare", "chaos", "settle").doesNotContain("lab-settle", "chaos-worker");
+    }
+}

@@ -1,0 +1,67 @@
+package dev.fenced.redis;
+
+import io.lettuce.core.RedisException;
+import io.lettuce.core.RedisNoScriptException;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.sync.RedisCommands;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+
+/**
+ * The commands a store sends on its one connection, each failure turned into a
+ * {@link dev.fenced.StoreUnavailableException} by {@link RedisErrors}. Thread-safe as the
+ * connection is.
+ */
+final class RedisCalls {
+    private static final Map<String, String> SHA1 = new ConcurrentHashMap<>();
+
+    private final RedisCommands<String, String> commands;
+    private final RedisErrors errors;
+
+    RedisCalls(RedisCommands<String, String> commands, RedisErrors errors) {
+        this.commands = commands;
+        this.errors = errors;
+    }
+
+    /**
+     * Runs one of {@link RedisScripts}, all of which answer one integer: by EVALSHA, falling back
+     * to EVAL (which reloads the script) after a restart or SCRIPT FLUSH emptied the cache.
+     */
+    long script(String script, String[] keys, String... args) {
+        Long reply = call(redis -> {
+            try {
+                return redis.<Long>evalsha(sha1(script), ScriptOutputType.INTEGER, keys, args);
+            } catch (RedisNoScriptException e) {
+                return redis.<Long>eval(script, ScriptOutputType.INTEGER, keys, args);
+            }
+        });
+        return Objects.requireNonNull(reply, "script reply");
+    }
+
+    /** Any other command or commands. */
+    <T> T call(Function<RedisCommands<String, String>, T> command) {
+        try {
+            return command.apply(commands);
+        } catch (RedisException e) {
+            throw errors.unavailable(e);
+        }
+    }
+
+    /** The SHA-1 by which EVALSHA names a script; computed once per script. */
+    static String sha1(String script) {
+        return SHA1.computeIfAbsent(script, text -> {
+            try {
+                byte[] digest = MessageDigest.getInstance("SHA-1").digest(text.getBytes(StandardCharsets.UTF_8));
+                return HexFormat.of().formatHex(digest);
+            } catch (NoSuchAlgorithmException e) {
+                throw new IllegalStateException("SHA-1 is required by every JVM", e);
+            }
+        });
+    }
+}

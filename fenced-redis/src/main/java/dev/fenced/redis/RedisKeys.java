@@ -1,0 +1,115 @@
+package dev.fenced.redis;
+
+import dev.fenced.LeaseArguments;
+
+/**
+ * The Redis keys a {@link RedisLeaseStore} keeps for a resource: {@code [prefix]lock:{resource}}
+ * holds the lease, {@code [prefix]fence:{resource}} the token counter. {@link #DEFAULT} has no
+ * prefix, which is the layout every store has always used.
+ *
+ * <p>Guarantees: both keys of a resource carry the same hash tag, {@code {resource}}, so they are
+ * in one Redis Cluster slot; two layouts with different prefixes never share a key, so their
+ * leases and counters are independent on one server. Does not guarantee: that nothing else on the
+ * server writes these keys, nor a way to move a resource's data from one prefix to another.
+ *
+ * <p>Immutable and thread-safe.
+ */
+public final class RedisKeys {
+    /** The longest prefix {@link #withPrefix(String)} accepts. */
+    public static final int MAX_PREFIX_LENGTH = 64;
+
+    /** No prefix: {@code lock:{resource}} and {@code fence:{resource}}, as deployed data has them. */
+    public static final RedisKeys DEFAULT = new RedisKeys("");
+
+    private final String prefix;
+    private final String lockStart;
+    private final String fenceStart;
+
+    private RedisKeys(String prefix) {
+        this.prefix = prefix;
+        this.lockStart = prefix + "lock:{";
+        this.fenceStart = prefix + "fence:{";
+    }
+
+    /**
+     * The layout with {@code prefix} before each key, e.g. {@code "app1:"} for
+     * {@code app1:lock:{resource}}; the empty prefix is {@link #DEFAULT}.
+     *
+     * @throws IllegalArgumentException when the prefix is null, longer than {@value #MAX_PREFIX_LENGTH}
+     *     characters, or holds a brace, whitespace or a control character
+     */
+    public static RedisKeys withPrefix(String prefix) {
+        return requireValidPrefix(prefix).isEmpty() ? DEFAULT : new RedisKeys(prefix);
+    }
+
+    /** The prefix, empty for {@link #DEFAULT}. */
+    public String prefix() {
+        return prefix;
+    }
+
+    /**
+     * The key that holds the resource's lease: the owner id, with the lease's TTL.
+     *
+     * @throws IllegalArgumentException for a resource name {@link LeaseArguments#requireValidResource} refuses
+     */
+    public String lockKey(String resource) {
+        return lockStart + LeaseArguments.requireValidResource(resource) + "}";
+    }
+
+    /**
+     * The key that holds the resource's token counter, never expiring.
+     *
+     * @throws IllegalArgumentException for a resource name {@link LeaseArguments#requireValidResource} refuses
+     */
+    public String fenceKey(String resource) {
+        return fenceStart + LeaseArguments.requireValidResource(resource) + "}";
+    }
+
+    // Redis Cluster hashes only the part between the first '{' and the next '}', and a script may
+    // touch only keys of one slot (CROSSSLOT otherwise); the acquire script writes both keys. A
+    // brace in the prefix would move the tag: "a{b:lock:{r}" and "a{b:fence:{r}" hash different
+    // text and land in different slots, and "{app}:" would put every resource in one slot.
+    private static String requireValidPrefix(String prefix) {
+        if (prefix == null) {
+            throw new IllegalArgumentException("key prefix must not be null; use RedisKeys.DEFAULT for none");
+        }
+        if (prefix.length() > MAX_PREFIX_LENGTH) {
+            throw new IllegalArgumentException("key prefix '" + printable(prefix) + "' is " + prefix.length()
+                    + " characters long; the limit is " + MAX_PREFIX_LENGTH);
+        }
+        for (int i = 0; i < prefix.length(); i++) {
+            char c = prefix.charAt(i);
+            if (c == '{' || c == '}' || Character.isWhitespace(c) || Character.isSpaceChar(c) || Character.isISOControl(c)) {
+                throw new IllegalArgumentException("key prefix '" + printable(prefix) + "' contains '"
+                        + printable(String.valueOf(c)) + "' at index " + i
+                        + "; use characters other than braces, whitespace and control characters");
+            }
+        }
+        return prefix;
+    }
+
+    /** Control and space characters escaped, so that a message shows what was passed. */
+    private static String printable(String s) {
+        StringBuilder out = new StringBuilder();
+        for (char c : s.toCharArray()) {
+            boolean invisible = Character.isISOControl(c) || (Character.isSpaceChar(c) && c != ' ');
+            out.append(invisible ? String.format("\\u%04x", (int) c) : String.valueOf(c));
+        }
+        return out.toString();
+    }
+
+    @Override
+    public boolean equals(Object other) {
+        return other instanceof RedisKeys keys && keys.prefix.equals(prefix);
+    }
+
+    @Override
+    public int hashCode() {
+        return prefix.hashCode();
+    }
+
+    @Override
+    public String toString() {
+        return "RedisKeys[" + lockStart + "resource}, " + fenceStart + "resource}]";
+    }
+}
