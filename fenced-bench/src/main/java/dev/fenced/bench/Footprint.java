@@ -7,8 +7,8 @@ import dev.fenced.LeaseWatchdog;
 import dev.fenced.gateway.GatewayClient;
 import dev.fenced.gateway.GatewayConfig;
 import dev.fenced.gateway.PaymentGateway;
-import dev.fenced.jdbc.FencedSchema;
 import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.settlement.RefundSchema;
 import dev.fenced.settlement.RefundSeeder;
 import dev.fenced.settlement.SettlementWorker;
 import java.lang.management.ManagementFactory;
@@ -66,7 +66,7 @@ final class Footprint {
         try (HikariDataSource db = new HikariDataSource(config);
              PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ofSeconds(6)).build());
              RedisLeaseStore leases = RedisLeaseStore.builder(redisUrl).build()) {
-            FencedSchema.migrate(db);
+            RefundSchema.migrate(db);
             String merchant = "footprint_" + UUID.randomUUID().toString().substring(0, 8);
             RefundSeeder.seed(db, merchant, merchant + "_r", IN_FLIGHT, new BigDecimal("14050.00"), "EUR");
             for (int i = 0; i < IN_FLIGHT + 2; i++) { // open the pool's connections before measuring

@@ -5,9 +5,9 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.fenced.gateway.GatewayClient;
 import dev.fenced.gateway.GatewayConfig;
 import dev.fenced.gateway.PaymentGateway;
-import dev.fenced.jdbc.FencedSchema;
 import dev.fenced.jdbc.JdbcFenceFloor;
 import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.settlement.RefundSchema;
 import dev.fenced.settlement.Merchants;
 import dev.fenced.settlement.RefundSeeder;
 import dev.fenced.settlement.SettlementOutcome;
@@ -78,11 +78,11 @@ final class SettlementThroughput {
     private static double settleOnce(String redisUrl, String pgUrl, int concurrency) throws Exception {
         try (HikariDataSource db = pool(pgUrl, concurrency);
              PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(LATENCY).build())) {
-            FencedSchema.migrate(db);
+            RefundSchema.migrate(db);
             String merchant = "bench_" + UUID.randomUUID().toString().substring(0, 8);
             RefundSeeder.seed(db, merchant, merchant + "_r", REFUNDS, new BigDecimal("84300.00"), "EUR");
             try (RedisLeaseStore leases = RedisLeaseStore.builder(redisUrl)
-                    .fenceFloor(JdbcFenceFloor.of(db, FencedSchema.refundTable(), Merchants::merchantOf)).build()) {
+                    .fenceFloor(JdbcFenceFloor.of(db, RefundSchema.table(), Merchants::merchantOf)).build()) {
                 SettlementWorker worker = SettlementWorker.builder().leaseStore(leases).dataSource(db)
                         .gateway(GatewayClient.of(gateway.url(), Duration.ofSeconds(10))).concurrency(concurrency).build();
                 long start = System.nanoTime();

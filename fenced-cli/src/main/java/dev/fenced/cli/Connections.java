@@ -6,9 +6,9 @@ import dev.fenced.LeaseArguments;
 import dev.fenced.StoreUnavailableException;
 import dev.fenced.gateway.GatewayClient;
 import dev.fenced.internal.Redaction;
-import dev.fenced.jdbc.FencedSchema;
 import dev.fenced.jdbc.JdbcFenceFloor;
 import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.settlement.RefundSchema;
 import dev.fenced.settlement.Merchants;
 import java.time.Duration;
 import picocli.CommandLine.Option;
@@ -50,7 +50,7 @@ public final class Connections {
     public static HikariDataSource database(String jdbcUrl, int poolSize) {
         HikariDataSource dataSource = readOnlyDatabase(jdbcUrl, poolSize);
         try {
-            FencedSchema.migrate(dataSource);
+            RefundSchema.migrate(dataSource);
         } catch (RuntimeException e) {
             dataSource.close();
             throw e;
@@ -86,7 +86,7 @@ public final class Connections {
     /** A Redis lease store whose counter is reseeded from the refunds' highest fence. */
     public static RedisLeaseStore leases(String redisUrl, HikariDataSource database, String ownerLabel) {
         RedisLeaseStore.Builder builder = RedisLeaseStore.builder(redisUrl)
-                .fenceFloor(JdbcFenceFloor.of(database, FencedSchema.refundTable(), Merchants::merchantOf));
+                .fenceFloor(JdbcFenceFloor.of(database, RefundSchema.table(), Merchants::merchantOf));
         if (ownerLabel != null) {
             builder.ownerLabel(ownerLabel);
         }

@@ -7,26 +7,35 @@ import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
 
 /**
- * Creates the tables fenced ships with, by Flyway migrations for PostgreSQL and MariaDB: the
- * token counter ({@value #COUNTER_TABLE}) and the reference {@value #REFUND_TABLE} table the
- * settlement worker uses. Its history table is {@value #HISTORY_TABLE}, so it never collides with
- * the application's own Flyway history. Requires flyway-core on the class path.
+ * Creates the one table the library itself needs, the token counter ({@value #COUNTER_TABLE}) of
+ * {@link JdbcTokenSource}, by a Flyway migration for PostgreSQL or MariaDB; the tables a
+ * {@link FencedTable} protects are the application's own. Its history table is
+ * {@value #HISTORY_TABLE}, so it never collides with the application's Flyway history. Requires
+ * flyway-core (and flyway-database-postgresql or flyway-mysql) on the class path; teams on another
+ * migration tool apply the scripts themselves: they are in this jar under
+ * {@value #SCRIPTS}{@code /postgresql} and {@code /mariadb}, and each is safe to run again.
  */
 public final class FencedSchema {
     public static final String COUNTER_TABLE = "fence_counter";
-    public static final String REFUND_TABLE = "refund";
     public static final String HISTORY_TABLE = "fenced_schema_history";
+    public static final String SCRIPTS = "dev/fenced/jdbc/migration";
 
     private FencedSchema() {
     }
 
-    /** The reference refund table as a {@link FencedTable}, scoped by merchant. */
-    public static FencedTable refundTable() {
-        return FencedTable.builder(REFUND_TABLE).scopeColumn("merchant").build();
-    }
-
     /** Applies any migration not yet applied; safe to call from every process at start-up. */
     public static void migrate(DataSource dataSource) {
+        migrate(dataSource, SCRIPTS, HISTORY_TABLE);
+    }
+
+    /**
+     * Applies the migrations under {@code scriptsLocation}{@code /<dialect>} on the class path (the
+     * dialect is {@code postgresql} or {@code mariadb}), recorded in {@code historyTable}: how a
+     * module that ships its own tables (the settlement worker's {@code refund}) migrates them with
+     * the same rules. Migrations recorded in the history but no longer shipped are ignored: an
+     * earlier release kept more tables under one history.
+     */
+    public static void migrate(DataSource dataSource, String scriptsLocation, String historyTable) {
         String dialect;
         try (Connection connection = dataSource.getConnection()) {
             dialect = JdbcDialect.detect(connection).name();
@@ -35,10 +44,11 @@ public final class FencedSchema {
         }
         Flyway.configure()
                 .dataSource(dataSource)
-                .locations("classpath:dev/fenced/jdbc/migration/" + dialect)
-                .table(HISTORY_TABLE)
+                .locations("classpath:" + scriptsLocation + "/" + dialect)
+                .table(SqlIdentifiers.column("history table", historyTable))
                 .baselineOnMigrate(true)
                 .baselineVersion("0")
+                .ignoreMigrationPatterns("*:missing")
                 .load()
                 .migrate();
     }

@@ -9,8 +9,8 @@ import dev.fenced.gateway.GatewayConfig;
 import dev.fenced.gateway.GatewayRefund;
 import dev.fenced.gateway.PaymentGateway;
 import dev.fenced.jdbc.FencedRows;
-import dev.fenced.jdbc.FencedSchema;
 import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.settlement.RefundSchema;
 import dev.fenced.settlement.RefundSeeder;
 import dev.fenced.settlement.SettlementEvent;
 import dev.fenced.settlement.SettlementOutcome;
@@ -92,7 +92,7 @@ class UnfencedWritesTest {
                     })
                     .phaseHook((phase, refundId) -> {
                         if (phase == SettlementWorker.Phase.BEFORE_CONFIRM && refundId.equals(ids.get(20))) {
-                            takenOver.set(FencedRows.of(FencedSchema.refundTable()).claimAll(db, ids, token.get() + 1).claimed());
+                            takenOver.set(FencedRows.of(RefundSchema.table()).claimAll(db, ids, token.get() + 1).claimed());
                         }
                     })
                     .build().settle(merchant);

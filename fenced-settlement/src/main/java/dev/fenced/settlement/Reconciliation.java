@@ -6,7 +6,6 @@ import dev.fenced.StoreUnavailableException;
 import dev.fenced.gateway.RefundGateway;
 import dev.fenced.gateway.GatewayRefund;
 import dev.fenced.jdbc.FencedRows;
-import dev.fenced.jdbc.FencedSchema;
 import dev.fenced.jdbc.FencedTable;
 import java.math.BigDecimal;
 import java.sql.Connection;
@@ -112,9 +111,9 @@ public final class Reconciliation {
 
     // The refund table seen with failed rows as the claimable ones: a repair takes a failed row over
     // with a fenced claim (fence < token) exactly as a worker takes over a pending one.
-    private static final FencedRows FAILED_ROWS = FencedRows.of(FencedTable.builder(FencedSchema.REFUND_TABLE)
+    private static final FencedRows FAILED_ROWS = FencedRows.of(FencedTable.builder(RefundSchema.TABLE)
             .scopeColumn("merchant").states("failed", "sending", "sent").build());
-    private static final FencedRows ROWS = FencedRows.of(FencedSchema.refundTable());
+    private static final FencedRows ROWS = FencedRows.of(RefundSchema.table());
 
     private record Row(String id, BigDecimal amount, String currency, String key, String state, String gatewayReference) {
     }

@@ -2,7 +2,6 @@ package dev.fenced.settlement;
 
 import dev.fenced.FencedException;
 import dev.fenced.jdbc.FencedRows;
-import dev.fenced.jdbc.FencedSchema;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.Collections;
@@ -31,7 +30,7 @@ public interface RefundWrites {
 
     /** The article's design: the database refuses a stale token. */
     static RefundWrites fenced() {
-        FencedRows rows = FencedRows.of(FencedSchema.refundTable());
+        FencedRows rows = FencedRows.of(RefundSchema.table());
         return new RefundWrites() {
             @Override
             public Map<String, FencedException> claimAll(Connection connection, List<String> ids, long token) {

@@ -58,9 +58,9 @@ abstract class MoneyFailureContract {
     @BeforeAll
     void start() {
         db = pool(jdbcUrl());
-        FencedSchema.migrate(db);
+        RefundSchema.migrate(db);
         leases = RedisLeaseStore.builder(TestRedis.uri())
-                .fenceFloor(JdbcFenceFloor.of(db, FencedSchema.refundTable(), Merchants::merchantOf))
+                .fenceFloor(JdbcFenceFloor.of(db, RefundSchema.table(), Merchants::merchantOf))
                 .build();
     }
 
@@ -182,7 +182,7 @@ abstract class MoneyFailureContract {
         try (HikariDataSource otherDb = pool(secondDatabase());
              RedisLeaseStore otherLeases = RedisLeaseStore.builder(TestRedis.uri()).build();
              PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build())) {
-            FencedSchema.migrate(otherDb);
+            RefundSchema.migrate(otherDb);
             RefundSeeder.seed(db, first, ids, 5, new BigDecimal("50.00"), "EUR");
             RefundSeeder.seed(otherDb, second, ids, 5, new BigDecimal("75.00"), "EUR");
             if (control) {
@@ -252,12 +252,8 @@ abstract class MoneyFailureContract {
             String dialect;
             try (Connection c = old.getConnection(); java.sql.Statement s = c.createStatement()) {
                 dialect = isPostgres(c) ? "postgresql" : "mariadb";
-                s.execute("DROP TABLE IF EXISTS refund");
-                s.execute("DROP TABLE IF EXISTS fence_counter");
-                s.execute("DROP TABLE IF EXISTS fenced_schema_history");
             }
-            org.flywaydb.core.Flyway.configure().dataSource(old).locations("classpath:dev/fenced/jdbc/migration/" + dialect)
-                    .table(FencedSchema.HISTORY_TABLE).baselineOnMigrate(true).baselineVersion("0").target("2").load().migrate();
+            deployLastRelease(old, dialect, "2"); // the release before keys were kept on the row
             String merchant = freshMerchant();
             String id = merchant + "_r001";
             try (Connection c = old.getConnection(); PreparedStatement s = c.prepareStatement(
@@ -268,10 +264,10 @@ abstract class MoneyFailureContract {
             }
             try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build());
                  RedisLeaseStore upgradedLeases = RedisLeaseStore.builder(TestRedis.uri())
-                         .fenceFloor(JdbcFenceFloor.of(old, FencedSchema.refundTable(), Merchants::merchantOf)).build()) {
+                         .fenceFloor(JdbcFenceFloor.of(old, RefundSchema.table(), Merchants::merchantOf)).build()) {
                 // The old version called the gateway under the refund id, then stopped before its confirm.
                 GatewayClient.of(gateway.url(), Duration.ofSeconds(5)).createRefund(id, id, merchant, new BigDecimal("70.25"), "EUR");
-                FencedSchema.migrate(old);
+                RefundSchema.migrate(old);
                 if (control) {
                     try (Connection c = old.getConnection(); PreparedStatement s = c.prepareStatement(
                             "UPDATE refund SET idempotency_key = ? WHERE id = ?")) {
@@ -285,6 +281,63 @@ abstract class MoneyFailureContract {
                 assertThat(outcome.result()).isEqualTo(Result.COMPLETED);
                 assertThat(refundsOf(gateway.ledger(), merchant)).as(control ? "control: paid twice" : "paid once")
                         .hasSize(control ? 2 : 1);
+            }
+        }
+    }
+
+    /**
+     * A database an earlier release migrated: the counter and the refund table under the library's
+     * one history (its scripts are kept under test resources as they shipped). The tables it made
+     * are dropped first, then rebuilt by the old scripts up to {@code target}.
+     */
+    private static void deployLastRelease(HikariDataSource db, String dialect, String target) throws Exception {
+        try (Connection c = db.getConnection(); java.sql.Statement s = c.createStatement()) {
+            for (String table : List.of("refund", "fence_counter", FencedSchema.HISTORY_TABLE, RefundSchema.HISTORY_TABLE)) {
+                s.execute("DROP TABLE IF EXISTS " + table);
+            }
+        }
+        org.flywaydb.core.Flyway.configure().dataSource(db).locations("classpath:dev/fenced/settlement/legacy/" + dialect)
+                .table(FencedSchema.HISTORY_TABLE).baselineOnMigrate(true).baselineVersion("0").target(target).load().migrate();
+    }
+
+    /**
+     * The refund table moved from the library's history to the settlement module's own: a database
+     * the last release migrated all the way (three migrations under the library's history) migrates
+     * again without an error, keeps its rows and their keys, and gets the settlement history.
+     */
+    @Test
+    void aDatabaseTheLastReleaseMigratedMigratesAgainAndKeepsItsRows() throws Exception {
+        String url = database("fenced_upgrade");
+        try (HikariDataSource old = pool(url)) {
+            String dialect;
+            try (Connection c = old.getConnection()) {
+                dialect = isPostgres(c) ? "postgresql" : "mariadb";
+            }
+            deployLastRelease(old, dialect, "3");
+            RefundSeeder.seed(old, "m_upgrade", "m_upgrade_r", 3, new BigDecimal("30.00"), "EUR");
+            Map<String, String> keys = new java.util.TreeMap<>();
+            try (Connection c = old.getConnection(); PreparedStatement s = c.prepareStatement("SELECT id, idempotency_key FROM refund")) {
+                try (ResultSet rs = s.executeQuery()) {
+                    while (rs.next()) {
+                        keys.put(rs.getString(1), rs.getString(2));
+                    }
+                }
+            }
+            RefundSchema.migrate(old);
+            RefundSchema.migrate(old); // every process migrates at start-up: the second finds nothing to do
+            Map<String, String> after = new java.util.TreeMap<>();
+            try (Connection c = old.getConnection(); PreparedStatement s = c.prepareStatement("SELECT id, idempotency_key FROM refund")) {
+                try (ResultSet rs = s.executeQuery()) {
+                    while (rs.next()) {
+                        after.put(rs.getString(1), rs.getString(2));
+                    }
+                }
+            }
+            assertThat(after).hasSize(3).isEqualTo(keys);
+            try (Connection c = old.getConnection(); java.sql.Statement s = c.createStatement();
+                 ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM " + RefundSchema.HISTORY_TABLE + " WHERE success")) {
+                rs.next();
+                assertThat(rs.getInt(1)).as("settlement migrations recorded").isGreaterThanOrEqualTo(2);
             }
         }
     }
@@ -339,7 +392,7 @@ abstract class MoneyFailureContract {
         String merchant = seed(6, "60.00");
         String row = merchant + "_r003";
         String after = merchant + "_r005";
-        FencedRows refunds = FencedRows.of(FencedSchema.refundTable());
+        FencedRows refunds = FencedRows.of(RefundSchema.table());
         try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build())) {
             long olderToken;
             try (Lease older = leases.tryAcquire(Merchants.resource(merchant), Duration.ofSeconds(30)).orElseThrow()) {

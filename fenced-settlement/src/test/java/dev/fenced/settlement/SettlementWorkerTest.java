@@ -10,7 +10,6 @@ import dev.fenced.gateway.GatewayConfig;
 import dev.fenced.gateway.GatewayRefund;
 import dev.fenced.gateway.PaymentGateway;
 import dev.fenced.jdbc.FencedRows;
-import dev.fenced.jdbc.FencedSchema;
 import dev.fenced.jdbc.JdbcFenceFloor;
 import dev.fenced.redis.RedisLeaseStore;
 import dev.fenced.settlement.SettlementOutcome.Result;
@@ -41,9 +40,9 @@ class SettlementWorkerTest {
         config.setJdbcUrl(TestDatabases.postgresUrl());
         config.setMaximumPoolSize(12);
         db = new HikariDataSource(config);
-        FencedSchema.migrate(db);
+        RefundSchema.migrate(db);
         leases = RedisLeaseStore.builder(TestRedis.uri())
-                .fenceFloor(JdbcFenceFloor.of(db, FencedSchema.refundTable(), Merchants::merchantOf))
+                .fenceFloor(JdbcFenceFloor.of(db, RefundSchema.table(), Merchants::merchantOf))
                 .build();
     }
 
@@ -151,7 +150,7 @@ class SettlementWorkerTest {
             long deadHoldersToken;
             try (Lease dead = leases.tryAcquire(Merchants.resource(merchant), Duration.ofSeconds(30)).orElseThrow()) {
                 deadHoldersToken = dead.token();
-                FencedRows.of(FencedSchema.refundTable()).claim(db, stuck, dead.token());
+                FencedRows.of(RefundSchema.table()).claim(db, stuck, dead.token());
                 GatewayClient.of(gateway.url(), Duration.ofSeconds(2)).createRefund(key(stuck), stuck, merchant, amounts(merchant).get(stuck), "EUR");
             }
             SettlementOutcome outcome = worker(gateway).build().settle(merchant);

@@ -1,0 +1,15 @@
+-- Brings a refund table an earlier release made up to date, and gives every table its unique
+-- indexes. Each statement is safe to run again (IF NOT EXISTS, IS NULL), on an old table or a new one.
+-- Every refund carries its own idempotency key, unique across merchants, tables and deployments, so
+-- that a reused refund id (a second deployment sharing the gateway, an id prefix reused after an
+-- archive) can never match another refund at the gateway. Every attempt and lookup sends this key.
+ALTER TABLE refund ADD COLUMN IF NOT EXISTS idempotency_key VARCHAR(64);
+-- Rows that exist already keep the key they were sent with before this column: their refund id. A
+-- row left in sending is then found at the gateway under that key, never sent again under a new one.
+UPDATE refund SET idempotency_key = id WHERE idempotency_key IS NULL;
+ALTER TABLE refund ALTER COLUMN idempotency_key SET DEFAULT gen_random_uuid()::text;
+ALTER TABLE refund ALTER COLUMN idempotency_key SET NOT NULL;
+CREATE UNIQUE INDEX IF NOT EXISTS refund_idempotency_key ON refund (idempotency_key);
+-- One set of refunds per merchant: two seeds of one merchant at the same time cannot both insert.
+CREATE UNIQUE INDEX IF NOT EXISTS refund_merchant_seq_unique ON refund (merchant, seq);
+DROP INDEX IF EXISTS refund_merchant_seq;
