@@ -1,10 +1,35 @@
 package dev.fenced.settlement;
 
 import java.math.BigDecimal;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import javax.sql.DataSource;
 
 /** A refund row as the worker read it: what is sent to the gateway, under which key, and its state then. */
 record RefundRow(String id, String merchant, BigDecimal amount, String currency, String idempotencyKey, String state) {
     boolean pending() {
         return state.equals("pending");
+    }
+
+    /** The merchant's rows still to settle, pending or sending, in their order. */
+    static List<RefundRow> unsettled(DataSource dataSource, String merchant) throws SQLException {
+        List<RefundRow> rows = new ArrayList<>();
+        try (Connection connection = dataSource.getConnection();
+             PreparedStatement statement = connection.prepareStatement(
+                     "SELECT id, merchant, amount, currency, idempotency_key, state FROM refund"
+                             + " WHERE merchant = ? AND state IN ('pending', 'sending') ORDER BY seq")) {
+            statement.setString(1, merchant);
+            try (ResultSet rs = statement.executeQuery()) {
+                while (rs.next()) {
+                    rows.add(new RefundRow(rs.getString(1), rs.getString(2), rs.getBigDecimal(3), rs.getString(4), rs.getString(5),
+                            rs.getString(6)));
+                }
+            }
+        }
+        return rows;
     }
 }

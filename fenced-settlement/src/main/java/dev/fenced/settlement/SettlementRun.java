@@ -5,16 +5,11 @@ import dev.fenced.FencedException;
 import dev.fenced.Lease;
 import dev.fenced.gateway.GatewayRefund;
 import dev.fenced.settlement.SettlementOutcome.Result;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -32,7 +27,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * {@link SettlementWorker#settle} call.
  */
 final class SettlementRun {
-    private final SettlementWorker worker;
+    final SettlementWorker worker;
     final Lease lease;
     final long token;
     final AtomicBoolean leaseLost;
@@ -44,7 +39,8 @@ final class SettlementRun {
     final AtomicInteger gatewayFailuresInARow = new AtomicInteger();
     final AtomicBoolean gatewayDown = new AtomicBoolean();
     final Set<String> skipped = ConcurrentHashMap.newKeySet();
-    final ConfirmBatcher confirmations = new ConfirmBatcher(this::writeConfirms);
+    final RunWrites rowWrites = new RunWrites(this);
+    final ConfirmBatcher confirmations = new ConfirmBatcher(rowWrites::writeConfirms);
     final GatewayCalls calls;
     int read;
 
@@ -84,7 +80,7 @@ final class SettlementRun {
     }
 
     void settle(String merchant) throws SQLException {
-        List<RefundRow> rows = unsettled(merchant);
+        List<RefundRow> rows = RefundRow.unsettled(worker.dataSource, merchant);
         read = rows.size();
         // With more than one in flight, a refund's slot is freed once its gateway call has
         // answered (its confirm then waits in the group commit on its own thread), and the next
@@ -139,7 +135,7 @@ final class SettlementRun {
         if (gatewayDown.get() && violation.get() == null) {
             for (String id : claimedAhead) {
                 try {
-                    putBack(id, "claimed, never sent before the gateway went down");
+                    rowWrites.putBack(id, "claimed, never sent before the gateway went down");
                 } catch (FenceViolation v) {
                     refused(id, v);
                 } catch (RuntimeException | SQLException e) {
@@ -167,7 +163,7 @@ final class SettlementRun {
         }
         List<String> claimed;
         try {
-            claimed = claim(ids);
+            claimed = rowWrites.claim(ids);
         } catch (RuntimeException | SQLException e) {
             failedWith(ids.get(0), e);
             return false;
@@ -219,7 +215,7 @@ final class SettlementRun {
             if (!stillHeld(row.id())) {
                 return;
             }
-            List<String> taken = claim(List.of(row.id()));
+            List<String> taken = rowWrites.claim(List.of(row.id()));
             if (taken == null || taken.isEmpty()) {
                 return;
             }
@@ -240,8 +236,8 @@ final class SettlementRun {
         }
         switch (answer.kind()) {
             case SUCCEEDED -> confirm(row, answer.refund(), gate);
-            case REJECTED -> markFailed(row.id(), answer.reason());
-            case UNAVAILABLE -> putBack(row.id(), "the gateway was unavailable: " + answer.reason());
+            case REJECTED -> rowWrites.markFailed(row.id(), answer.reason());
+            case UNAVAILABLE -> rowWrites.putBack(row.id(), "the gateway was unavailable: " + answer.reason());
             default -> worker.emit(SettlementEvent.Type.LEFT, row.id(), token, "sending: the outcome is in doubt: " + answer.reason());
         }
     }
@@ -272,111 +268,6 @@ final class SettlementRun {
         worker.emit(SettlementEvent.Type.CONFIRMED, row.id(), token, refund.id());
     }
 
-    /** A definitive refusal: the claimed row becomes failed with the reason, under the same fence as a confirm. */
-    void markFailed(String refundId, String reason) throws SQLException {
-        try (Connection connection = worker.dataSource.getConnection()) {
-            worker.writes.fail(connection, refundId, token, reason);
-        }
-        failed.incrementAndGet();
-        worker.emit(SettlementEvent.Type.FAILED, refundId, token, reason);
-    }
-
-    /** Nothing of the claimed row reached the gateway: back to pending, fenced, for the next run. */
-    void putBack(String refundId, String why) throws SQLException {
-        try (Connection connection = worker.dataSource.getConnection()) {
-            worker.writes.release(connection, refundId, token);
-        }
-        worker.emit(SettlementEvent.Type.LEFT, refundId, token, "pending: " + why);
-    }
-
-    /**
-     * Claims the rows in one transaction and returns the ids claimed; null when a row was
-     * refused (the claim is rolled back whole and the refusal recorded). A row an earlier holder
-     * finished is left out and counted as skipped.
-     */
-    List<String> claim(List<String> ids) throws SQLException {
-        List<String> finishedEarlier = new ArrayList<>();
-        Map<String, FencedException> refusals = inTransaction(connection -> {
-            Map<String, FencedException> refused = new LinkedHashMap<>();
-            worker.writes.claimAll(connection, ids, token).forEach((id, refusal) -> {
-                if (finishedByAnEarlierHolder(refusal)) {
-                    finishedEarlier.add(id);
-                } else {
-                    refused.put(id, refusal);
-                }
-            });
-            if (!refused.isEmpty()) {
-                finishedEarlier.clear();
-                connection.rollback();
-            }
-            return refused;
-        });
-        if (!refusals.isEmpty()) {
-            Map.Entry<String, FencedException> first = refusals.entrySet().iterator().next();
-            refused(first.getKey(), first.getValue());
-            return null;
-        }
-        for (String id : finishedEarlier) {
-            skipped.add(id);
-            worker.emit(SettlementEvent.Type.SKIPPED, id, token, "finished by an earlier holder");
-        }
-        List<String> claimed = new ArrayList<>(ids);
-        claimed.removeAll(finishedEarlier);
-        return claimed;
-    }
-
-    /** A lower token finished the row after this run read it: not stale, just done. */
-    boolean finishedByAnEarlierHolder(FencedException refusal) {
-        return refusal instanceof FenceViolation v && v.storedFence() != null && v.storedFence() < token
-                && ("sent".equals(v.storedState()) || "failed".equals(v.storedState()));
-    }
-
-    <T> T inTransaction(TransactionWork<T> work) throws SQLException {
-        try (Connection connection = worker.dataSource.getConnection()) {
-            connection.setAutoCommit(false);
-            try {
-                T result = work.run(connection);
-                connection.commit();
-                return result;
-            } catch (SQLException | RuntimeException e) {
-                try {
-                    connection.rollback();
-                } catch (SQLException rollbackFailed) {
-                    e.addSuppressed(rollbackFailed);
-                }
-                throw e;
-            } finally {
-                connection.setAutoCommit(true);
-            }
-        }
-    }
-
-    /** A batch of confirms in auto-commit: a refused row does not undo the others, whose gateway calls were made. */
-    private Map<String, FencedException> writeConfirms(Map<String, String> gatewayReferenceById) throws SQLException {
-        // PostgreSQL commits the whole batch at its one Sync message, so a batch costs one round trip.
-        try (Connection connection = worker.dataSource.getConnection()) {
-            connection.setAutoCommit(true);
-            return worker.writes.confirmAll(connection, gatewayReferenceById, token);
-        }
-    }
-
-    List<RefundRow> unsettled(String merchant) throws SQLException {
-        List<RefundRow> rows = new ArrayList<>();
-        try (Connection connection = worker.dataSource.getConnection();
-             PreparedStatement statement = connection.prepareStatement(
-                     "SELECT id, merchant, amount, currency, idempotency_key, state FROM refund"
-                             + " WHERE merchant = ? AND state IN ('pending', 'sending') ORDER BY seq")) {
-            statement.setString(1, merchant);
-            try (ResultSet rs = statement.executeQuery()) {
-                while (rs.next()) {
-                    rows.add(new RefundRow(rs.getString(1), rs.getString(2), rs.getBigDecimal(3), rs.getString(4), rs.getString(5),
-                            rs.getString(6)));
-                }
-            }
-        }
-        return rows;
-    }
-
     SettlementOutcome outcome(String merchant) {
         Result result;
         if (violation.get() != null) {
@@ -399,11 +290,6 @@ final class SettlementRun {
     /** Rows read at the start that this run neither finished nor found finished. */
     int left() {
         return read - sent.get() - failed.get() - skipped.size();
-    }
-
-    @FunctionalInterface
-    private interface TransactionWork<T> {
-        T run(Connection connection) throws SQLException;
     }
 
     private static void awaitQuietly(ExecutorService pool) {
