@@ -34,6 +34,9 @@ public final class Connections {
         return value;
     }
 
+    /** How long a SIGTERM waits for the refunds in flight to finish before the process exits anyway. */
+    public static final Duration DRAIN_TIME = Duration.ofSeconds(30);
+
     /** The shortest lease the commands accept: below it, a JVM's start-up and one round trip outlast the lease. */
     public static final Duration MIN_TTL = Duration.ofMillis(100);
 

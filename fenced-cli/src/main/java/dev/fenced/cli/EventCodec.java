@@ -3,6 +3,7 @@ package dev.fenced.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.fenced.fleet.JobEvent;
 import dev.fenced.settlement.SettlementEvent;
 import dev.fenced.settlement.SettlementOutcome;
 import java.io.IOException;
@@ -46,6 +47,14 @@ public final class EventCodec {
             node.put("storedFence", r.storedFence());
             node.put("storedState", r.storedState());
             node.put("error", r.error());
+        } else if (line instanceof EventLine.Job j) {
+            node.put("type", j.type().wireName());
+            node.put("worker", j.worker());
+            node.put("merchant", j.merchant());
+            node.put("sequence", j.sequence());
+            node.put("delivery", j.delivery());
+            node.put("detail", j.detail());
+            node.put("pid", j.pid());
         } else {
             node.put("type", READY);
             node.put("worker", line.worker());
@@ -76,12 +85,19 @@ public final class EventCodec {
                         node.hasNonNull("storedFence") ? node.get("storedFence").asLong() : null, text(node, "storedState"),
                         text(node, "error"), at);
                 case READY -> new EventLine.Ready(worker, at);
-                default -> new EventLine.Event(SettlementEvent.Type.ofWireName(type), worker, text(node, "merchant"), text(node, "refund"),
-                        node.path("token").asLong(), text(node, "detail"), at, node.path("pid").asLong());
+                default -> type.startsWith("job-")
+                        ? new EventLine.Job(JobEvent.Type.ofWireName(type), worker, text(node, "merchant"), node.path("sequence").asLong(),
+                                node.path("delivery").asLong(), text(node, "detail"), at, node.path("pid").asLong())
+                        : event(type, node, worker, at);
             });
         } catch (IllegalArgumentException unknownType) {
             return Optional.empty();
         }
+    }
+
+    private static EventLine event(String type, JsonNode node, String worker, long at) {
+        return new EventLine.Event(SettlementEvent.Type.ofWireName(type), worker, text(node, "merchant"), text(node, "refund"),
+                node.path("token").asLong(), text(node, "detail"), at, node.path("pid").asLong());
     }
 
     private static String text(JsonNode node, String field) {

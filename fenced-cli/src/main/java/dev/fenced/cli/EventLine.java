@@ -1,14 +1,16 @@
 package dev.fenced.cli;
 
+import dev.fenced.fleet.JobEvent;
 import dev.fenced.settlement.SettlementEvent;
 import dev.fenced.settlement.SettlementOutcome;
 
 /**
  * One line of the JSON-lines protocol a worker prints with {@code --events} and its orchestrator
- * reads: what the worker did, how a run ended, or that it can take one more job. {@link EventCodec}
+ * reads: what the worker did, how a run ended, that it can take one more job, or what a fleet
+ * worker did with a job's delivery. {@link EventCodec}
  * writes and reads it; nothing else spells its field names.
  */
-public sealed interface EventLine permits EventLine.Event, EventLine.Result, EventLine.Ready {
+public sealed interface EventLine permits EventLine.Event, EventLine.Result, EventLine.Ready, EventLine.Job {
 
     /** The worker's name. */
     String worker();
@@ -43,5 +45,10 @@ public sealed interface EventLine permits EventLine.Event, EventLine.Result, Eve
 
     /** A long-lived worker can take one more job. */
     record Ready(String worker, long at) implements EventLine {
+    }
+
+    /** What a fleet worker did with one delivery of a job (see {@link JobEvent}). */
+    record Job(JobEvent.Type type, String worker, String merchant, long sequence, long delivery, String detail, long at, long pid)
+            implements EventLine {
     }
 }

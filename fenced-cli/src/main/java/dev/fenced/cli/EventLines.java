@@ -1,5 +1,6 @@
 package dev.fenced.cli;
 
+import dev.fenced.fleet.JobEvent;
 import dev.fenced.settlement.SettlementEvent;
 import dev.fenced.settlement.SettlementOutcome;
 
@@ -16,6 +17,10 @@ public final class EventLines {
 
     public static void result(SettlementOutcome outcome, String worker) {
         emit(EventLine.Result.of(outcome, worker, System.currentTimeMillis()));
+    }
+
+    public static void job(JobEvent event, String worker) {
+        emit(new EventLine.Job(event.type(), worker, event.merchant(), event.sequence(), event.delivery(), event.detail(), event.atMillis(), PID));
     }
 
     public static void emit(EventLine line) {

@@ -27,8 +27,14 @@ final class SeedCommand implements Callable<Integer> {
     @Option(names = "--id-prefix", description = "refund id prefix (default: the merchant id and _r, e.g. m_4471_r001)")
     String idPrefix;
 
+    @Option(names = "--enqueue", description = "also publish the merchant's settlement job to the fleet's stream (needs --nats-url)")
+    boolean enqueue;
+
     @Mixin
     Connections connections;
+
+    @Mixin
+    NatsOptions nats;
 
     @Override
     public Integer call() {
@@ -44,6 +50,9 @@ final class SeedCommand implements Callable<Integer> {
             idPrefix = merchant + "_r"; // never collides with another merchant seeded the same way
         }
         String url = Connections.require(connections.dbUrl, "--db-url", "FENCED_DB_URL");
+        if (enqueue) {
+            nats.requireUrl();
+        }
         try (HikariDataSource db = Connections.database(url, 2)) {
             try {
                 RefundSeeder.seed(db, merchant, idPrefix, refunds, amount, currency);
@@ -52,6 +61,14 @@ final class SeedCommand implements Callable<Integer> {
             }
         }
         System.out.println("seeded " + merchant + ": " + refunds + " refunds, " + amount.setScale(2).toPlainString() + " " + currency);
+        if (enqueue) {
+            try (io.nats.client.Connection broker = nats.connect("fenced-seed")) {
+                System.out.println(EnqueueCommand.describe(dev.fenced.fleet.SettlementJobs.on(broker, nats.streamBuilder().build()).enqueue(merchant)));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return FencedCli.RUNTIME_FAILURE;
+            }
+        }
         return 0;
     }
 }

@@ -16,13 +16,15 @@ import picocli.CommandLine.Option;
         description = {"Settle one merchant's refunds as one worker process, then exit.",
                 "Exit codes: 0 finished the batch, 3 abandoned it on a fence violation, 4 the lease was held by someone else,",
                 "5 the lease was lost mid-batch, 6 the gateway was unavailable (refunds left pending or sending for the next run),",
-                "7 finished, but the gateway refused some refunds (marked failed; see reconcile), 1 runtime failure, 2 usage error."})
+                "7 finished, but the gateway refused some refunds (marked failed; see reconcile), 9 stopped by SIGTERM or SIGINT",
+                "(what was in flight finished, the rest left for the next run), 1 runtime failure, 2 usage error."})
 public class SettleCommand implements Callable<Integer> {
     public static final int FENCE_VIOLATION = 3;
     public static final int LEASE_BUSY = 4;
     public static final int LEASE_LOST = 5;
     public static final int GATEWAY_UNAVAILABLE = 6;
     public static final int REJECTED = 7;
+    public static final int STOPPED = 9;
 
     @Option(names = "--merchant", required = true, description = "merchant id, e.g. m_4471")
     String merchant;
@@ -59,7 +61,10 @@ public class SettleCommand implements Callable<Integer> {
                     .ttl(ttl).concurrency(concurrency).name(name).listener(this::print);
             SettlementWorker worker = adapt(builder).build();
             beforeSettling();
-            SettlementOutcome outcome = worker.settle(merchant);
+            SettlementOutcome outcome;
+            try (Drain drain = Drain.onSignal(Connections.DRAIN_TIME)) {
+                outcome = worker.settle(merchant, drain::requested);
+            }
             report(outcome);
             return switch (outcome.result()) {
                 case COMPLETED -> 0;
@@ -68,6 +73,7 @@ public class SettleCommand implements Callable<Integer> {
                 case FENCE_VIOLATION -> FENCE_VIOLATION;
                 case LEASE_BUSY -> LEASE_BUSY;
                 case LEASE_LOST -> LEASE_LOST;
+                case STOPPED -> STOPPED;
                 case FAILED -> FencedCli.RUNTIME_FAILURE;
             };
         }

@@ -28,6 +28,9 @@ final class StatusCommand implements Callable<Integer> {
     @Mixin
     Connections connections;
 
+    @Mixin
+    NatsOptions nats;
+
     @Override
     public Integer call() throws Exception {
         String resource = Merchants.resource(merchant);
@@ -51,6 +54,13 @@ final class StatusCommand implements Callable<Integer> {
             long unique = ledger.stream().map(GatewayRefund::reference).distinct().count();
             status.put("gatewayRefunds", ledger.size());
             status.put("gatewayDuplicates", ledger.size() - unique);
+        }
+        if (nats.given()) {
+            nats.requireUrl();
+            try (io.nats.client.Connection broker = nats.connect("fenced-status")) {
+                status.put("jobs", dev.fenced.fleet.SettlementJobs.statusOf(broker, nats.streamBuilder().build())
+                        .<Object>map(jobs -> jobs).orElse("no stream " + nats.stream));
+            }
         }
         if (json) {
             System.out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(status));

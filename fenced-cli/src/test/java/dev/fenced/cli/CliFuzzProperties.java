@@ -38,6 +38,7 @@ public class CliFuzzProperties {
     private static final List<String> BAD_DB_URLS = List.of("postgres://x", "http://x", "jdbc:oracle:thin:@x", "x", "jdbc:sqlite:/tmp/x");
     private static final List<String> BAD_REDIS_URLS = List.of("http://x", "redis//x", "redis://:pw@", "x", "redis://a b@host");
     private static final List<String> BAD_GATEWAY_URLS = List.of("ftp://x", "not a url", "http://", "127.0.0.1:8080");
+    private static final List<String> BAD_NATS_URLS = List.of("http://x", "nats//x", "x", "nats://", "nats://a b@host", "redis://host:4222");
     private static final List<String> BAD_TTLS = List.of("soon", "0s", "1ms", "99ms", "25h", "-1s", "1.5s", "");
 
     /** A command's valid options, and for each option the bad values to try in its place. */
@@ -59,6 +60,14 @@ public class CliFuzzProperties {
                 Map.of("--merchant", BAD_MERCHANTS, "--ttl", BAD_TTLS, "--concurrency", List.of("0", "257", "x", "-4"),
                         "--db-url", BAD_DB_URLS, "--redis-url", BAD_REDIS_URLS, "--gateway-url", BAD_GATEWAY_URLS),
                 List.of(List.of("--no-fence"))));
+        out.add(new Command(List.of("worker"), with(Map.of("--db-url", DB, "--redis-url", REDIS, "--gateway-url", "http://127.0.0.1:1",
+                        "--nats-url", "nats://127.0.0.1:1"), "--jobs", "2", "--concurrency", "2", "--ttl", "30s", "--ack-wait", "30s"),
+                Map.of("--jobs", List.of("0", "65", "x"), "--concurrency", List.of("0", "257"), "--ttl", BAD_TTLS,
+                        "--ack-wait", List.of("x", "0s", "2h"), "--max-deliver", List.of("0", "1001", "x"), "--stream", List.of("a b", "x.y", ""),
+                        "--nats-url", BAD_NATS_URLS, "--db-url", BAD_DB_URLS, "--redis-url", BAD_REDIS_URLS, "--gateway-url", BAD_GATEWAY_URLS),
+                List.of()));
+        out.add(new Command(List.of("enqueue"), ordered("--merchant", MERCHANT, "--nats-url", "nats://127.0.0.1:1"),
+                Map.of("--merchant", BAD_MERCHANTS, "--batch", List.of("a b", "x".repeat(65)), "--nats-url", BAD_NATS_URLS), List.of()));
         out.add(new Command(List.of("status"), ordered("--merchant", MERCHANT, "--db-url", DB, "--redis-url", REDIS),
                 Map.of("--merchant", BAD_MERCHANTS, "--db-url", BAD_DB_URLS, "--redis-url", BAD_REDIS_URLS), List.of()));
         out.add(new Command(List.of("reconcile"), with(urls, "--merchant", MERCHANT, "--ttl", "30s"),

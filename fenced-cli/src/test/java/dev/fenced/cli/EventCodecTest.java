@@ -2,6 +2,7 @@ package dev.fenced.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fenced.fleet.JobEvent;
 import dev.fenced.settlement.SettlementEvent;
 import dev.fenced.settlement.SettlementOutcome;
 import java.util.Arrays;
@@ -27,7 +28,9 @@ class EventCodecTest {
         EventLine finished = new EventLine.Result("B", "m_4471", SettlementOutcome.Result.COMPLETED, 34, 386, 1, 0, 0, 0, null, null, null,
                 null, 2L);
         EventLine ready = new EventLine.Ready("w1", 3L);
-        for (EventLine line : new EventLine[] {refused, finished, ready}) {
+        EventLine redelivered = new EventLine.Job(JobEvent.Type.RECEIVED, "w2", "m_4471", 12, 2, "delivery 2", 4L, 77);
+        EventLine dead = new EventLine.Job(JobEvent.Type.DEAD_LETTERED, "w2", "m_1", 13, 5, "GATEWAY_UNAVAILABLE", 5L, 77);
+        for (EventLine line : new EventLine[] {refused, finished, ready, redelivered, dead}) {
             assertThat(EventCodec.read(EventCodec.write(line))).contains(line);
         }
     }
@@ -37,6 +40,7 @@ class EventCodecTest {
         assertThat(EventCodec.read("settle m_1: COMPLETED")).isEmpty();
         assertThat(EventCodec.read("{not json")).isEmpty();
         assertThat(EventCodec.read("{\"type\":\"teleported\",\"at\":1}")).isEmpty();
+        assertThat(EventCodec.read("{\"type\":\"job-teleported\",\"at\":1}")).isEmpty();
         assertThat(EventCodec.read("{\"type\":\"result\",\"result\":\"EXPLODED\"}")).isEmpty();
         assertThat(EventCodec.read(null)).isEmpty();
     }

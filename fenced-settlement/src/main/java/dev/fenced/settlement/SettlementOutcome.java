@@ -38,6 +38,8 @@ public record SettlementOutcome(Result result, String merchant, long token, int 
         LEASE_BUSY,
         /** The watchdog found the lease gone; the run stopped claiming and ended early. */
         LEASE_LOST,
+        /** Asked to stop (a draining process): what was in flight finished, the rest is left pending or sending for the next run. */
+        STOPPED,
         /** An unexpected error (database or Redis unreachable) stopped the run. */
         FAILED
     }

@@ -18,6 +18,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -44,8 +45,11 @@ final class SettlementRun {
     final GatewayCalls calls;
     int read;
 
-    SettlementRun(SettlementWorker worker, Lease lease, AtomicBoolean leaseLost) {
+    private final BooleanSupplier stopRequested;
+
+    SettlementRun(SettlementWorker worker, Lease lease, AtomicBoolean leaseLost, BooleanSupplier stopRequested) {
         this.worker = worker;
+        this.stopRequested = stopRequested;
         this.lease = lease;
         this.token = lease.token();
         this.leaseLost = leaseLost;
@@ -66,7 +70,7 @@ final class SettlementRun {
     }
 
     boolean stopped() {
-        return violation.get() != null || error.get() != null || leaseLost.get() || gatewayDown.get();
+        return violation.get() != null || error.get() != null || leaseLost.get() || gatewayDown.get() || stopRequested.getAsBoolean();
     }
 
     /** Counts refunds that ended without an answer from the gateway; enough in a row stop the run. */
@@ -132,10 +136,10 @@ final class SettlementRun {
             pool.shutdown();
             awaitQuietly(pool);
         }
-        if (gatewayDown.get() && violation.get() == null) {
+        if ((gatewayDown.get() || stopRequested.getAsBoolean()) && violation.get() == null) {
             for (String id : claimedAhead) {
                 try {
-                    rowWrites.putBack(id, "claimed, never sent before the gateway went down");
+                    rowWrites.putBack(id, gatewayDown.get() ? "claimed, never sent before the gateway went down" : "claimed, never sent before the stop");
                 } catch (FenceViolation v) {
                     refused(id, v);
                 } catch (RuntimeException | SQLException e) {
@@ -276,7 +280,11 @@ final class SettlementRun {
             result = Result.FAILED;
         } else if (leaseLost.get()) {
             result = Result.LEASE_LOST;
-        } else if (gatewayDown.get() || left() > 0) {
+        } else if (gatewayDown.get()) {
+            result = Result.GATEWAY_UNAVAILABLE;
+        } else if (left() > 0 && stopRequested.getAsBoolean()) {
+            result = Result.STOPPED;
+        } else if (left() > 0) {
             result = Result.GATEWAY_UNAVAILABLE;
         } else if (failed.get() > 0) {
             result = Result.REJECTED;

@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
 import javax.sql.DataSource;
 
 /**
@@ -110,6 +111,17 @@ public final class SettlementWorker {
 
     /** Runs one settlement of {@code merchant} and says how it ended; never throws for a violation. */
     public SettlementOutcome settle(String merchant) {
+        return settle(merchant, () -> false);
+    }
+
+    /**
+     * As {@link #settle(String)}, and stops early once {@code stopRequested} says so (a draining
+     * process): no new claim, the refunds in flight finish and are confirmed, rows claimed but
+     * never sent go back to {@code pending}, the lease is released, and the outcome is
+     * {@link SettlementOutcome.Result#STOPPED} when rows are left for the next run.
+     */
+    public SettlementOutcome settle(String merchant, BooleanSupplier stopRequested) {
+        Objects.requireNonNull(stopRequested, "stopRequested");
         String resource = Merchants.resource(merchant);
         Optional<Lease> acquired = leases.tryAcquire(resource, ttl);
         if (acquired.isEmpty()) {
@@ -120,7 +132,7 @@ public final class SettlementWorker {
         long token = lease.token();
         emit(SettlementEvent.Type.ACQUIRED, null, token, resource);
         AtomicBoolean leaseLost = new AtomicBoolean();
-        SettlementRun run = new SettlementRun(this, lease, leaseLost);
+        SettlementRun run = new SettlementRun(this, lease, leaseLost, stopRequested);
         LeaseWatchdog watchdog = !renewal ? null : LeaseWatchdog.start(lease, ttl, (l, cause) -> {
             leaseLost.set(true);
             emit(SettlementEvent.Type.LEASE_LOST, null, token, cause == null ? "lease gone" : cause.getMessage());

@@ -1,0 +1,42 @@
+package dev.fenced.cli;
+
+import dev.fenced.fleet.SettlementJobs;
+import dev.fenced.settlement.Merchants;
+import io.nats.client.Connection;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+@Command(name = "enqueue", mixinStandardHelpOptions = true,
+        description = {"Publish the settlement job of a merchant to the fleet's JetStream stream. The same job enqueued",
+                "twice within the de-duplication window (2 minutes) is one job."})
+final class EnqueueCommand implements Callable<Integer> {
+    @Option(names = "--merchant", required = true, description = "merchant id, e.g. m_4471")
+    String merchant;
+
+    @Option(names = "--batch", description = "a batch id, to enqueue a job distinct from the merchant's earlier ones")
+    String batch;
+
+    @Mixin
+    NatsOptions nats;
+
+    @Override
+    public Integer call() throws InterruptedException {
+        Merchants.requireValid(merchant);
+        if (batch != null && !batch.matches("[A-Za-z0-9_.-]{1,64}")) {
+            throw new UsageException("--batch '" + batch + "' must be 1 to 64 letters, digits, dots, underscores or hyphens");
+        }
+        nats.requireUrl();
+        try (Connection broker = nats.connect("fenced-enqueue")) {
+            System.out.println(describe(SettlementJobs.on(broker, nats.streamBuilder().build()).enqueue(merchant, batch)));
+        }
+        return 0;
+    }
+
+    static String describe(SettlementJobs.Enqueued job) {
+        return job.duplicate()
+                ? job.merchant() + ": already enqueued as job " + job.sequence() + " (one job: de-duplicated)"
+                : "enqueued " + job.merchant() + " as job " + job.sequence();
+    }
+}

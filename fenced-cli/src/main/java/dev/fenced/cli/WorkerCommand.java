@@ -1,0 +1,119 @@
+package dev.fenced.cli;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.fenced.fleet.FleetWorker;
+import dev.fenced.fleet.JobEvent;
+import dev.fenced.fleet.JobStream;
+import dev.fenced.fleet.SettlementJobs;
+import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.settlement.SettlementWorker;
+import io.nats.client.Connection;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+@Command(name = "worker", mixinStandardHelpOptions = true,
+        description = {"Run a long-lived settlement worker of the fleet: take settlement jobs from the JetStream stream",
+                "and settle up to --jobs merchants at once, each under its own lease and token. SIGTERM or SIGINT drains:",
+                "no new job, refunds in flight confirmed, leases released, unfinished jobs handed back; then exit 0.",
+                "Exit codes: 0 drained, 1 runtime failure (e.g. NATS, Redis or the database unreachable at start), 2 usage error,",
+                "10 the drain took longer than 30 s."})
+public class WorkerCommand implements Callable<Integer> {
+    @Option(names = "--jobs", defaultValue = "4", description = "merchants settled at once (default ${DEFAULT-VALUE})")
+    int jobs;
+
+    @Option(names = "--concurrency", defaultValue = "8", description = "refunds in flight per job, under its one token (default ${DEFAULT-VALUE})")
+    int concurrency;
+
+    @Option(names = "--ttl", defaultValue = "30s", converter = DurationConverter.class, description = "lease TTL (default ${DEFAULT-VALUE})")
+    Duration ttl;
+
+    @Option(names = "--ack-wait", defaultValue = "30s", converter = DurationConverter.class,
+            description = "a job's visibility timeout: a worker silent this long loses the job to another (default ${DEFAULT-VALUE})")
+    Duration ackWait;
+
+    @Option(names = "--max-deliver", defaultValue = "5", description = "deliveries of a failing job before it goes to the dead letters (default ${DEFAULT-VALUE})")
+    int maxDeliver;
+
+    @Option(names = "--name", defaultValue = "worker", description = "this worker's name in events and lease owner ids")
+    String name;
+
+    @Option(names = "--events", description = "print every job and settlement event as a JSON line on stdout")
+    boolean events;
+
+    @Mixin
+    Connections connections;
+
+    @Mixin
+    NatsOptions nats;
+
+    @Override
+    public Integer call() {
+        if (jobs < 1 || jobs > 64) {
+            throw new UsageException("--jobs must be 1 to 64, got " + jobs);
+        }
+        if (concurrency < 1 || concurrency > 256) {
+            throw new UsageException("--concurrency must be 1 to 256, got " + concurrency);
+        }
+        Connections.requireUsableTtl(ttl);
+        JobStream stream;
+        try {
+            stream = nats.streamBuilder().ackWait(ackWait).maxDeliver(maxDeliver).build();
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(e.getMessage());
+        }
+        nats.requireUrl();
+        String redisUrl = Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL");
+        String dbUrl = Connections.require(connections.dbUrl, "--db-url", "FENCED_DB_URL");
+        String gatewayUrl = Connections.require(connections.gatewayUrl, "--gateway-url", "FENCED_GATEWAY_URL");
+        Connections.gateway(gatewayUrl); // a malformed URL is a usage error now, not at the first job
+        String owner = "worker-" + name.replaceAll("[^A-Za-z0-9_-]", "_");
+        try (HikariDataSource db = Connections.database(dbUrl, jobs * (concurrency + 2));
+             RedisLeaseStore leases = Connections.leases(redisUrl, db, owner);
+             Connection broker = nats.connect("fenced-" + owner)) {
+            SettlementJobs.on(broker, stream);
+            FleetWorker fleet = FleetWorker.builder().connection(broker).stream(stream).jobs(jobs).drainTime(Connections.DRAIN_TIME)
+                    .listener(this::print)
+                    .workers(merchant -> adapt(SettlementWorker.builder().leaseStore(leases).dataSource(db)
+                            .gateway(Connections.gateway(gatewayUrl)).ttl(ttl).concurrency(concurrency).name(name)
+                            .listener(event -> {
+                                if (events) {
+                                    EventLines.event(event, merchant);
+                                }
+                            })).build())
+                    .build();
+            FleetWorker.Summary summary;
+            try (Drain drain = Drain.onSignal(Connections.DRAIN_TIME)) {
+                if (!events) {
+                    System.out.println("worker " + name + ": taking jobs from " + stream.stream() + " (" + jobs + " at once); SIGTERM drains");
+                }
+                summary = fleet.run(drain::requested);
+            }
+            if (!events) {
+                System.out.println("worker " + name + " drained: " + summary.acked() + " jobs done, " + summary.retried() + " retried, "
+                        + summary.handedBack() + " handed back, " + summary.left() + " left to another holder, "
+                        + summary.deadLettered() + " dead-lettered");
+            }
+            return 0;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return FencedCli.RUNTIME_FAILURE;
+        }
+    }
+
+    /** What a subclass changes in each job's settlement worker; the operator's command changes nothing. */
+    protected SettlementWorker.Builder adapt(SettlementWorker.Builder builder) {
+        return builder;
+    }
+
+    private void print(JobEvent event) {
+        if (events) {
+            EventLines.job(event, name);
+        } else if (event.type() != JobEvent.Type.RECEIVED) {
+            System.out.println("job " + event.sequence() + " " + event.merchant() + " (delivery " + event.delivery() + "): "
+                    + event.type().name().toLowerCase(java.util.Locale.ROOT).replace('_', ' ') + ", " + event.detail());
+        }
+    }
+}

@@ -1,0 +1,62 @@
+package dev.fenced.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fenced.testing.TestDatabases;
+import dev.fenced.testing.TestNats;
+import dev.fenced.testing.TestRedis;
+import java.util.Locale;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+/** The fleet's commands on the command line: enqueue, status of the stream, and bad input. */
+class FleetCliTest {
+    private static final String DB = TestDatabases.postgresUrl();
+
+    private static String freshStream() {
+        return "T_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10).toUpperCase(Locale.ROOT);
+    }
+
+    @Test
+    void aDoubleEnqueueIsOneJobAndStatusShowsTheStream() throws Exception {
+        String stream = freshStream();
+        String merchant = "m_" + UUID.randomUUID().toString().substring(0, 8);
+        CliRun seeded = CliRun.of("seed", "--merchant", merchant, "--refunds", "3", "--total", "30.00", "--db-url", DB, "--enqueue",
+                "--nats-url", TestNats.url(), "--stream", stream);
+        assertThat(seeded.exit()).as(seeded.both()).isZero();
+        assertThat(seeded.stdout()).contains("enqueued " + merchant + " as job 1");
+        CliRun again = CliRun.of("enqueue", "--merchant", merchant, "--nats-url", TestNats.url(), "--stream", stream);
+        assertThat(again.exit()).as(again.both()).isZero();
+        assertThat(again.stdout()).contains("already enqueued as job 1");
+        CliRun status = CliRun.of("status", "--merchant", merchant, "--json", "--db-url", DB, "--redis-url", TestRedis.uri(),
+                "--nats-url", TestNats.url(), "--stream", stream);
+        assertThat(status.exit()).as(status.both()).isZero();
+        assertThat(status.stdout().replaceAll("\\s", "")).contains("\"jobs\":{\"waiting\":1,\"inProgress\":0,\"redelivered\":0,\"deadLetters\":0}");
+        try (io.nats.client.Connection nats = dev.fenced.fleet.Broker.connect(TestNats.url(), java.time.Duration.ofSeconds(5), "cleanup")) {
+            nats.jetStreamManagement().deleteStream(stream);
+            nats.jetStreamManagement().deleteStream(stream + "_DEAD");
+        }
+    }
+
+    @Test
+    void badFleetInputIsOneLine() {
+        CliRun jobs = CliRun.of("worker", "--jobs", "0", "--nats-url", TestNats.url());
+        assertThat(jobs.exit()).isEqualTo(FencedCli.USAGE);
+        assertThat(jobs.oneLineError()).as(jobs.stderr()).isTrue();
+        assertThat(jobs.stderr()).contains("--jobs must be 1 to 64");
+
+        CliRun malformed = CliRun.of("enqueue", "--merchant", "m_1", "--nats-url", "nats//user:hunter2@x");
+        assertThat(malformed.exit()).isEqualTo(FencedCli.USAGE);
+        assertThat(malformed.oneLineError()).as(malformed.stderr()).isTrue();
+        assertThat(malformed.stderr()).contains("nats://").doesNotContain("hunter2");
+
+        CliRun wrongScheme = CliRun.of("enqueue", "--merchant", "m_1", "--nats-url", "http://127.0.0.1:4222");
+        assertThat(wrongScheme.exit()).isEqualTo(FencedCli.USAGE);
+
+        CliRun unreachable = CliRun.of("enqueue", "--merchant", "m_1", "--nats-url", "nats://fleet:hunter2@127.0.0.1:1");
+        assertThat(unreachable.exit()).as(unreachable.both()).isEqualTo(FencedCli.RUNTIME_FAILURE);
+        assertThat(unreachable.oneLineError()).as(unreachable.stderr()).isTrue();
+        assertThat(unreachable.stderr()).contains("NATS at nats://127.0.0.1:1 is unreachable").doesNotContain("hunter2");
+        assertThat(unreachable.stdout()).isEmpty();
+    }
+}

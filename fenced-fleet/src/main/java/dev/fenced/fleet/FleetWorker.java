@@ -1,0 +1,322 @@
+package dev.fenced.fleet;
+
+import dev.fenced.settlement.Merchants;
+import dev.fenced.settlement.SettlementOutcome;
+import dev.fenced.settlement.SettlementWorker;
+import io.nats.client.Connection;
+import io.nats.client.JetStreamSubscription;
+import io.nats.client.Message;
+import io.nats.client.PullSubscribeOptions;
+import io.nats.client.impl.Headers;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+import java.util.function.Function;
+
+/**
+ * A long-running settlement worker fed by a JetStream pull consumer: it takes up to {@code jobs}
+ * jobs at once, settles each merchant under its own lease and token, and answers JetStream:
+ *
+ * <ul>
+ *   <li>done (every refund answered, some perhaps refused) → ack;</li>
+ *   <li>lease held elsewhere → nak with a delay of AckWait: the holder may be a paused worker whose
+ *       lease will expire;</li>
+ *   <li>gateway unavailable or a store failing → nak with a growing delay; on the
+ *       {@code maxDeliver}-th delivery, the dead letters instead;</li>
+ *   <li>fence violation or lost lease → nothing: another holder owns the merchant and, when it came
+ *       through the queue, its delivery of the same job decides; with no live delivery, AckWait
+ *       hands the job on;</li>
+ *   <li>a drain (SIGTERM) → the run stops claiming, what is in flight is confirmed, and the job is
+ *       handed back at once.</li>
+ * </ul>
+ *
+ * While a job runs, the worker sends an in-progress ack every AckWait / 3, so a slow live job keeps
+ * its delivery; a paused or dead process stops heartbeating, JetStream redelivers its job, and the
+ * next holder's token fences the old one out. A job delivered {@code 4 × maxDeliver} times without
+ * an answer (e.g. one that kills its worker) is dead-lettered when it arrives. The worker never
+ * acks a job it did not finish, so a crash loses nothing.
+ */
+public final class FleetWorker {
+    /** The header of a dead letter that says why. */
+    public static final String REASON_HEADER = "Fenced-Reason";
+
+    private final Connection connection;
+    private final JobStream stream;
+    private final Function<String, SettlementWorker> workers;
+    private final int jobs;
+    private final boolean heartbeats;
+    private final Duration retryDelay;
+    private final Duration drainTime;
+    private final Consumer<JobEvent> listener;
+
+    private FleetWorker(Builder b) {
+        this.connection = Objects.requireNonNull(b.connection, "connection");
+        this.stream = Objects.requireNonNull(b.stream, "stream");
+        this.workers = Objects.requireNonNull(b.workers, "workers");
+        if (b.jobs < 1 || b.jobs > 64) {
+            throw new IllegalArgumentException("jobs must be 1 to 64, got " + b.jobs);
+        }
+        this.jobs = b.jobs;
+        this.heartbeats = b.heartbeats;
+        this.retryDelay = Objects.requireNonNull(b.retryDelay, "retryDelay");
+        this.drainTime = Objects.requireNonNull(b.drainTime, "drainTime");
+        this.listener = Objects.requireNonNull(b.listener, "listener");
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** What a run of the worker did, counted by how each delivery ended. */
+    public record Summary(long acked, long retried, long handedBack, long left, long deadLettered) {
+    }
+
+    /**
+     * Takes and settles jobs until {@code stopRequested} says so, then drains: no new job, the jobs
+     * in flight stop claiming and end within the drain time, their deliveries answered.
+     */
+    public Summary run(BooleanSupplier stopRequested) {
+        Counters counters = new Counters();
+        ExecutorService pool = Executors.newFixedThreadPool(jobs, daemon("fleet-job"));
+        ScheduledExecutorService heart = Executors.newSingleThreadScheduledExecutor(daemon("fleet-heartbeat"));
+        Semaphore free = new Semaphore(jobs);
+        try {
+            JetStreamSubscription subscription = connection.jetStream().subscribe(null, PullSubscribeOptions.bind(stream.stream(), stream.consumer()));
+            while (!stopRequested.getAsBoolean()) {
+                if (!free.tryAcquire(200, TimeUnit.MILLISECONDS)) {
+                    continue;
+                }
+                int wanted = 1 + free.drainPermits();
+                List<Message> delivered = subscription.fetch(wanted, Duration.ofMillis(500));
+                free.release(wanted - delivered.size());
+                for (Message message : delivered) {
+                    pool.execute(() -> {
+                        try {
+                            handle(message, stopRequested, heart, counters);
+                        } finally {
+                            free.release();
+                        }
+                    });
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (java.io.IOException | io.nats.client.JetStreamApiException e) {
+            throw new dev.fenced.StoreUnavailableException("could not consume " + stream.stream() + "/" + stream.consumer() + ": " + e.getMessage(), e);
+        } finally {
+            pool.shutdown();
+            try {
+                pool.awaitTermination(drainTime.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            heart.shutdownNow();
+            flushQuietly();
+        }
+        return counters.summary();
+    }
+
+    private void handle(Message message, BooleanSupplier stopRequested, ScheduledExecutorService heart, Counters counters) {
+        long sequence = message.metaData().streamSequence();
+        long delivery = message.metaData().deliveredCount();
+        String merchant = new String(message.getData(), StandardCharsets.UTF_8);
+        emit(JobEvent.Type.RECEIVED, merchant, sequence, delivery, "delivery " + delivery);
+        if (!validMerchant(merchant)) {
+            deadLetter(message, "invalid", sequence, delivery, "not a merchant id", counters);
+            return;
+        }
+        if (stopRequested.getAsBoolean()) {
+            // fetched while the drain began: hand it straight back rather than start it
+            message.nak();
+            counters.handedBack.incrementAndGet();
+            emit(JobEvent.Type.HANDED_BACK, merchant, sequence, delivery, "draining");
+            return;
+        }
+        if (delivery > 4L * stream.maxDeliver()) {
+            deadLetter(message, merchant, sequence, delivery, "delivered " + delivery + " times without an answer", counters);
+            return;
+        }
+        long beat = Math.max(100, stream.ackWait().toMillis() / 3);
+        ScheduledFuture<?> heartbeat = heartbeats ? heart.scheduleAtFixedRate(message::inProgress, beat, beat, TimeUnit.MILLISECONDS) : null;
+        SettlementOutcome outcome;
+        try {
+            outcome = workers.apply(merchant).settle(merchant, stopRequested);
+        } catch (RuntimeException e) {
+            outcome = SettlementOutcome.failedToStart(merchant, e.getMessage());
+        } finally {
+            if (heartbeat != null) {
+                heartbeat.cancel(false);
+            }
+        }
+        answer(message, merchant, sequence, delivery, outcome, counters);
+    }
+
+    private void answer(Message message, String merchant, long sequence, long delivery, SettlementOutcome outcome, Counters counters) {
+        String result = outcome.result().name();
+        switch (outcome.result()) {
+            case COMPLETED, REJECTED -> {
+                message.ack();
+                counters.acked.incrementAndGet();
+                emit(JobEvent.Type.ACKED, merchant, sequence, delivery, result);
+            }
+            case LEASE_BUSY -> retry(message, merchant, sequence, delivery, stream.ackWait(), result, counters);
+            case GATEWAY_UNAVAILABLE, FAILED -> {
+                if (delivery >= stream.maxDeliver()) {
+                    deadLetter(message, merchant, sequence, delivery, result + (outcome.error() == null ? "" : ": " + outcome.error()), counters);
+                } else {
+                    long factor = 1L << Math.min(delivery - 1, 6);
+                    retry(message, merchant, sequence, delivery, retryDelay.multipliedBy(factor), result, counters);
+                }
+            }
+            case STOPPED -> {
+                message.nak();
+                counters.handedBack.incrementAndGet();
+                emit(JobEvent.Type.HANDED_BACK, merchant, sequence, delivery, result);
+            }
+            case FENCE_VIOLATION, LEASE_LOST -> {
+                counters.left.incrementAndGet();
+                emit(JobEvent.Type.LEFT, merchant, sequence, delivery, result);
+            }
+        }
+    }
+
+    private void retry(Message message, String merchant, long sequence, long delivery, Duration delay, String why, Counters counters) {
+        message.nakWithDelay(delay);
+        counters.retried.incrementAndGet();
+        emit(JobEvent.Type.RETRY, merchant, sequence, delivery, why + ", again in " + delay.toMillis() + " ms");
+    }
+
+    /** Publishes the job to the dead letters, then terminates it; if the publish fails, the job is retried instead, never lost. */
+    private void deadLetter(Message message, String merchant, long sequence, long delivery, String reason, Counters counters) {
+        Headers headers = new Headers().add(REASON_HEADER, reason).add("Fenced-Deliveries", Long.toString(delivery))
+                .add("Fenced-Job-Sequence", Long.toString(sequence));
+        try {
+            connection.jetStream().publish(stream.deadSubject(merchant), headers, message.getData());
+        } catch (java.io.IOException | io.nats.client.JetStreamApiException | RuntimeException e) {
+            retry(message, merchant, sequence, delivery, stream.ackWait(), "the dead letters are unreachable: " + e.getMessage(), counters);
+            return;
+        }
+        message.term();
+        counters.deadLettered.incrementAndGet();
+        emit(JobEvent.Type.DEAD_LETTERED, merchant, sequence, delivery, reason);
+    }
+
+    private static boolean validMerchant(String merchant) {
+        try {
+            Merchants.requireValid(merchant);
+            return true;
+        } catch (IllegalArgumentException e) {
+            return false;
+        }
+    }
+
+    private void emit(JobEvent.Type type, String merchant, long sequence, long delivery, String detail) {
+        listener.accept(new JobEvent(type, merchant, sequence, delivery, detail, System.currentTimeMillis()));
+    }
+
+    private void flushQuietly() {
+        try {
+            connection.flush(Duration.ofSeconds(5));
+        } catch (java.util.concurrent.TimeoutException | InterruptedException e) {
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private static java.util.concurrent.ThreadFactory daemon(String name) {
+        AtomicLong count = new AtomicLong();
+        return runnable -> {
+            Thread thread = new Thread(runnable, name + "-" + count.incrementAndGet());
+            thread.setDaemon(true);
+            return thread;
+        };
+    }
+
+    private static final class Counters {
+        final AtomicLong acked = new AtomicLong();
+        final AtomicLong retried = new AtomicLong();
+        final AtomicLong handedBack = new AtomicLong();
+        final AtomicLong left = new AtomicLong();
+        final AtomicLong deadLettered = new AtomicLong();
+
+        Summary summary() {
+            return new Summary(acked.get(), retried.get(), handedBack.get(), left.get(), deadLettered.get());
+        }
+    }
+
+    /** Configures a {@link FleetWorker}. */
+    public static final class Builder {
+        private Connection connection;
+        private JobStream stream = JobStream.defaults();
+        private Function<String, SettlementWorker> workers;
+        private int jobs = 1;
+        private boolean heartbeats = true;
+        private Duration retryDelay = Duration.ofSeconds(1);
+        private Duration drainTime = Duration.ofSeconds(30);
+        private Consumer<JobEvent> listener = event -> { };
+
+        public Builder connection(Connection connection) {
+            this.connection = connection;
+            return this;
+        }
+
+        public Builder stream(JobStream stream) {
+            this.stream = stream;
+            return this;
+        }
+
+        /** Builds the settlement worker of one job, given its merchant: a new one per job, as it settles one merchant at a time. */
+        public Builder workers(Function<String, SettlementWorker> workers) {
+            this.workers = workers;
+            return this;
+        }
+
+        /** Jobs settled at once, each under its own lease; 1 by default. */
+        public Builder jobs(int jobs) {
+            this.jobs = jobs;
+            return this;
+        }
+
+        /**
+         * In-progress acks while a job runs (default true). Without them a job that outlasts AckWait
+         * is redelivered while it runs; the fence still keeps the two holders apart. Off only to
+         * show that.
+         */
+        public Builder heartbeats(boolean heartbeats) {
+            this.heartbeats = heartbeats;
+            return this;
+        }
+
+        /** The first retry's delay after a gateway or store failure, doubled per delivery; 1 s by default. */
+        public Builder retryDelay(Duration retryDelay) {
+            this.retryDelay = retryDelay;
+            return this;
+        }
+
+        /** How long a drain waits for the jobs in flight; 30 s by default. */
+        public Builder drainTime(Duration drainTime) {
+            this.drainTime = drainTime;
+            return this;
+        }
+
+        public Builder listener(Consumer<JobEvent> listener) {
+            this.listener = listener;
+            return this;
+        }
+
+        public FleetWorker build() {
+            return new FleetWorker(this);
+        }
+    }
+}

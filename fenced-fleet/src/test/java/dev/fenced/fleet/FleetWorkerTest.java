@@ -1,0 +1,211 @@
+package dev.fenced.fleet;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.fenced.gateway.GatewayClient;
+import dev.fenced.gateway.GatewayConfig;
+import dev.fenced.gateway.GatewayRefund;
+import dev.fenced.gateway.PaymentGateway;
+import dev.fenced.jdbc.JdbcFenceFloor;
+import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.settlement.Merchants;
+import dev.fenced.settlement.RefundSchema;
+import dev.fenced.settlement.RefundSeeder;
+import dev.fenced.settlement.RefundSummary;
+import dev.fenced.settlement.SettlementWorker;
+import dev.fenced.testing.TestDatabases;
+import dev.fenced.testing.TestNats;
+import dev.fenced.testing.TestRedis;
+import io.nats.client.Connection;
+import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** The fleet worker against a real NATS with JetStream, a real Redis, a real PostgreSQL and the gateway over HTTP. */
+class FleetWorkerTest {
+    private static HikariDataSource db;
+    private static RedisLeaseStore leases;
+    private static Connection nats;
+    private static final List<JobStream> STREAMS = new CopyOnWriteArrayList<>();
+
+    @BeforeAll
+    static void start() {
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(TestDatabases.postgresUrl());
+        config.setMaximumPoolSize(16);
+        db = new HikariDataSource(config);
+        RefundSchema.migrate(db);
+        leases = RedisLeaseStore.builder(TestRedis.uri()).fenceFloor(JdbcFenceFloor.of(db, RefundSchema.table(), Merchants::merchantOf)).build();
+        nats = Broker.connect(TestNats.url(), Duration.ofSeconds(5), "fleet-test");
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        if (nats != null) {
+            for (JobStream stream : STREAMS) {
+                nats.jetStreamManagement().deleteStream(stream.stream());
+                nats.jetStreamManagement().deleteStream(stream.deadStream());
+            }
+            nats.close();
+        }
+        if (leases != null) {
+            leases.close();
+        }
+        if (db != null) {
+            db.close();
+        }
+    }
+
+    /** A stream of the test's own, so that tests never see each other's jobs. */
+    private static JobStream freshStream(Duration ackWait, int maxDeliver) {
+        String id = UUID.randomUUID().toString().replace("-", "").substring(0, 10).toLowerCase(Locale.ROOT);
+        JobStream stream = JobStream.builder().stream("T_" + id).subjectPrefix("test." + id).ackWait(ackWait).maxDeliver(maxDeliver).build();
+        STREAMS.add(stream);
+        return stream;
+    }
+
+    private static String seeded(int refunds) {
+        String merchant = "m_" + UUID.randomUUID().toString().substring(0, 8);
+        RefundSeeder.seed(db, merchant, merchant + "_r", refunds, new BigDecimal("10.00").multiply(BigDecimal.valueOf(refunds)), "EUR");
+        return merchant;
+    }
+
+    private static FleetWorker.Builder fleet(JobStream stream, String gatewayUrl, int concurrency, List<JobEvent> events) {
+        return FleetWorker.builder().connection(nats).stream(stream).jobs(2).retryDelay(Duration.ofMillis(100)).listener(events::add)
+                .workers(merchant -> SettlementWorker.builder().leaseStore(leases).dataSource(db)
+                        .gateway(GatewayClient.of(gatewayUrl, Duration.ofSeconds(2))).gatewayBackoff(Duration.ZERO)
+                        .ttl(Duration.ofSeconds(2)).concurrency(concurrency).build());
+    }
+
+    /** Runs the worker on another thread until an event matches, then drains it. */
+    private static FleetWorker.Summary runUntil(FleetWorker worker, List<JobEvent> events, Predicate<JobEvent> until) throws Exception {
+        CompletableFuture<FleetWorker.Summary> run = CompletableFuture.supplyAsync(
+                () -> worker.run(() -> events.stream().anyMatch(until)));
+        return run.get(2, TimeUnit.MINUTES);
+    }
+
+    private static void assertPaidOnce(PaymentGateway gateway, String merchant, int refunds) {
+        List<GatewayRefund> mine = gateway.ledger().stream().filter(r -> r.merchant().equals(merchant)).toList();
+        assertThat(mine).hasSize(refunds);
+        assertThat(mine.stream().map(GatewayRefund::reference).distinct().count()).isEqualTo(refunds);
+    }
+
+    @Test
+    void aJobIsSettledAndAckedAndADoubleEnqueueIsOneJob() throws Exception {
+        JobStream stream = freshStream(Duration.ofSeconds(5), 3);
+        SettlementJobs jobs = SettlementJobs.on(nats, stream);
+        String merchant = seeded(20);
+        SettlementJobs.Enqueued first = jobs.enqueue(merchant);
+        SettlementJobs.Enqueued again = jobs.enqueue(merchant);
+        assertThat(first.duplicate()).isFalse();
+        assertThat(again.duplicate()).as("the second enqueue within the window").isTrue();
+        assertThat(again.sequence()).isEqualTo(first.sequence());
+        assertThat(jobs.status().waiting()).isEqualTo(1);
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ofMillis(2)).build())) {
+            List<JobEvent> events = new CopyOnWriteArrayList<>();
+            FleetWorker.Summary summary = runUntil(fleet(stream, gateway.url(), 4, events).build(), events,
+                    e -> e.type() == JobEvent.Type.ACKED);
+            assertThat(summary.acked()).isEqualTo(1);
+            assertPaidOnce(gateway, merchant, 20);
+            assertThat(RefundSummary.of(db, merchant).rowsByState()).containsExactly(java.util.Map.entry("sent", 20L));
+            JobQueueStatus after = jobs.status();
+            assertThat(after.waiting()).isZero();
+            assertThat(after.inProgress()).isZero();
+        }
+    }
+
+    /**
+     * A job that runs four times as long as AckWait: with heartbeats it is delivered once; without
+     * them JetStream redelivers it while it runs (the control), and the fence still keeps the
+     * refunds paid once.
+     */
+    @ParameterizedTest(name = "heartbeats {0}")
+    @ValueSource(booleans = {true, false})
+    void heartbeatsKeepASlowLiveJobFromRedelivery(boolean heartbeats) throws Exception {
+        JobStream stream = freshStream(Duration.ofSeconds(1), 3);
+        SettlementJobs jobs = SettlementJobs.on(nats, stream);
+        String merchant = seeded(40);
+        jobs.enqueue(merchant);
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ofMillis(100)).build())) {
+            List<JobEvent> events = new CopyOnWriteArrayList<>();
+            runUntil(fleet(stream, gateway.url(), 1, events).heartbeats(heartbeats).build(), events, e -> e.type() == JobEvent.Type.ACKED);
+            long deliveries = events.stream().filter(e -> e.type() == JobEvent.Type.RECEIVED).mapToLong(JobEvent::delivery).max().orElse(0);
+            if (heartbeats) {
+                assertThat(deliveries).as("deliveries with heartbeats").isEqualTo(1);
+            } else {
+                assertThat(deliveries).as("control: deliveries without heartbeats").isGreaterThanOrEqualTo(2);
+            }
+            assertPaidOnce(gateway, merchant, 40);
+        }
+    }
+
+    /** A gateway that never answers: the job is retried, then dead-lettered; no refund is marked failed. A payload that is no merchant goes there at once. */
+    @Test
+    void aJobThatKeepsFailingGoesToTheDeadLettersAndNothingIsMarkedFailed() throws Exception {
+        JobStream stream = freshStream(Duration.ofSeconds(5), 2);
+        SettlementJobs jobs = SettlementJobs.on(nats, stream);
+        String merchant = seeded(3);
+        jobs.enqueue(merchant);
+        nats.jetStream().publish(stream.jobSubject("poison"), "not a merchant!".getBytes(StandardCharsets.UTF_8));
+        List<JobEvent> events = new CopyOnWriteArrayList<>();
+        runUntil(fleet(stream, "http://127.0.0.1:1", 1, events).build(), events,
+                e -> e.type() == JobEvent.Type.DEAD_LETTERED && e.merchant().equals(merchant));
+        assertThat(events).filteredOn(e -> e.type() == JobEvent.Type.DEAD_LETTERED).extracting(JobEvent::detail)
+                .anyMatch(d -> d.startsWith("GATEWAY_UNAVAILABLE")).anyMatch(d -> d.equals("not a merchant id"));
+        assertThat(events).filteredOn(e -> e.type() == JobEvent.Type.RETRY && e.merchant().equals(merchant)).hasSize(1);
+        assertThat(jobs.status().deadLetters()).isEqualTo(2);
+        assertThat(jobs.status().waiting()).isZero();
+        assertThat(RefundSummary.of(db, merchant).rowsByState()).containsOnlyKeys("pending");
+    }
+
+    /** A drain in the middle of a job: it stops claiming, confirms what is in flight, hands the job back; the next worker finishes it. */
+    @Test
+    void aDrainHandsTheJobBackWithNothingLeftClaimed() throws Exception {
+        JobStream stream = freshStream(Duration.ofSeconds(30), 3);
+        SettlementJobs jobs = SettlementJobs.on(nats, stream);
+        String merchant = seeded(60);
+        jobs.enqueue(merchant);
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ofMillis(40)).build())) {
+            List<JobEvent> events = new CopyOnWriteArrayList<>();
+            List<Integer> confirmed = new CopyOnWriteArrayList<>();
+            FleetWorker draining = FleetWorker.builder().connection(nats).stream(stream).listener(events::add)
+                    .workers(m -> SettlementWorker.builder().leaseStore(leases).dataSource(db)
+                            .gateway(GatewayClient.of(gateway.url(), Duration.ofSeconds(2))).concurrency(4)
+                            .listener(e -> {
+                                if (e.type() == dev.fenced.settlement.SettlementEvent.Type.CONFIRMED) {
+                                    confirmed.add(1);
+                                }
+                            }).build())
+                    .build();
+            FleetWorker.Summary drained = CompletableFuture.supplyAsync(() -> draining.run(() -> confirmed.size() >= 8)).get(2, TimeUnit.MINUTES);
+            assertThat(drained.handedBack()).as("handed back, never acked").isPositive();
+            assertThat(drained.acked()).isZero();
+            RefundSummary between = RefundSummary.of(db, merchant);
+            assertThat(between.count("sending")).as("claimed and left by the drain").isZero();
+            assertThat(between.count("sent")).isBetween(8L, 59L);
+            JobQueueStatus handedBack = jobs.status();
+            assertThat(handedBack.waiting() + handedBack.inProgress()).as("the job is still in the stream: %s", handedBack).isEqualTo(1);
+
+            List<JobEvent> next = new CopyOnWriteArrayList<>();
+            long started = System.currentTimeMillis();
+            runUntil(fleet(stream, gateway.url(), 4, next).build(), next, e -> e.type() == JobEvent.Type.ACKED);
+            assertThat(next.get(0).delivery()).as("a redelivery").isGreaterThanOrEqualTo(2);
+            assertThat(next.get(0).atMillis() - started).as("handed back at once, not after AckWait (30 s)").isLessThan(10_000);
+            assertPaidOnce(gateway, merchant, 60);
+        }
+    }
+}
