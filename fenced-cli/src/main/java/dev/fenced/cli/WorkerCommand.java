@@ -94,7 +94,8 @@ public class WorkerCommand implements Callable<Integer> {
             if (!events) {
                 System.out.println("worker " + name + " drained: " + summary.acked() + " jobs done, " + summary.retried() + " retried, "
                         + summary.handedBack() + " handed back, " + summary.left() + " left to another holder, "
-                        + summary.deadLettered() + " dead-lettered");
+                        + summary.deadLettered() + " dead-lettered; " + summary.settleMillis() + " ms settling, "
+                        + summary.brokerMillis() + " ms with the broker");
             }
             return 0;
         } catch (InterruptedException e) {

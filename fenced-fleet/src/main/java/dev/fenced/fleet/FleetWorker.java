@@ -7,7 +7,6 @@ import io.nats.client.Connection;
 import io.nats.client.JetStreamSubscription;
 import io.nats.client.Message;
 import io.nats.client.PullSubscribeOptions;
-import io.nats.client.impl.Headers;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -47,9 +46,6 @@ import java.util.function.Function;
  * acks a job it did not finish, so a crash loses nothing.
  */
 public final class FleetWorker {
-    /** The header of a dead letter that says why. */
-    public static final String REASON_HEADER = "Fenced-Reason";
-
     private final Connection connection;
     private final JobStream stream;
     private final Function<String, SettlementWorker> workers;
@@ -77,8 +73,12 @@ public final class FleetWorker {
         return new Builder();
     }
 
-    /** What a run of the worker did, counted by how each delivery ended. */
-    public record Summary(long acked, long retried, long handedBack, long left, long deadLettered) {
+    /**
+     * What a run of the worker did, counted by how each delivery ended, and where the time of its
+     * jobs went: settling (lease, rows, gateway) or talking to the broker (the fetches that
+     * brought jobs, acks, naks, heartbeats, dead letters).
+     */
+    public record Summary(long acked, long retried, long handedBack, long left, long deadLettered, long settleMillis, long brokerMillis) {
     }
 
     /**
@@ -86,7 +86,7 @@ public final class FleetWorker {
      * in flight stop claiming and end within the drain time, their deliveries answered.
      */
     public Summary run(BooleanSupplier stopRequested) {
-        Counters counters = new Counters();
+        JobAnswers answers = new JobAnswers(connection, stream, retryDelay, listener);
         ExecutorService pool = Executors.newFixedThreadPool(jobs, daemon("fleet-job"));
         ScheduledExecutorService heart = Executors.newSingleThreadScheduledExecutor(daemon("fleet-heartbeat"));
         Semaphore free = new Semaphore(jobs);
@@ -97,12 +97,16 @@ public final class FleetWorker {
                     continue;
                 }
                 int wanted = 1 + free.drainPermits();
+                long fetchStart = System.nanoTime();
                 List<Message> delivered = subscription.fetch(wanted, Duration.ofMillis(500));
+                if (!delivered.isEmpty()) {
+                    answers.brokerNanos.addAndGet(System.nanoTime() - fetchStart);
+                }
                 free.release(wanted - delivered.size());
                 for (Message message : delivered) {
                     pool.execute(() -> {
                         try {
-                            handle(message, stopRequested, heart, counters);
+                            handle(message, stopRequested, heart, answers);
                         } finally {
                             free.release();
                         }
@@ -123,32 +127,36 @@ public final class FleetWorker {
             heart.shutdownNow();
             flushQuietly();
         }
-        return counters.summary();
+        return answers.summary();
     }
 
-    private void handle(Message message, BooleanSupplier stopRequested, ScheduledExecutorService heart, Counters counters) {
+    private void handle(Message message, BooleanSupplier stopRequested, ScheduledExecutorService heart, JobAnswers answers) {
         long sequence = message.metaData().streamSequence();
         long delivery = message.metaData().deliveredCount();
         String merchant = new String(message.getData(), StandardCharsets.UTF_8);
         emit(JobEvent.Type.RECEIVED, merchant, sequence, delivery, "delivery " + delivery);
         if (!validMerchant(merchant)) {
-            deadLetter(message, "invalid", sequence, delivery, "not a merchant id", counters);
+            answers.deadLetter(message, "invalid", sequence, delivery, "not a merchant id");
             return;
         }
         if (stopRequested.getAsBoolean()) {
             // fetched while the drain began: hand it straight back rather than start it
-            message.nak();
-            counters.handedBack.incrementAndGet();
-            emit(JobEvent.Type.HANDED_BACK, merchant, sequence, delivery, "draining");
+            answers.handBack(message, merchant, sequence, delivery, "draining");
             return;
         }
         if (delivery > 4L * stream.maxDeliver()) {
-            deadLetter(message, merchant, sequence, delivery, "delivered " + delivery + " times without an answer", counters);
+            answers.deadLetter(message, merchant, sequence, delivery, "delivered " + delivery + " times without an answer");
             return;
         }
         long beat = Math.max(100, stream.ackWait().toMillis() / 3);
-        ScheduledFuture<?> heartbeat = heartbeats ? heart.scheduleAtFixedRate(message::inProgress, beat, beat, TimeUnit.MILLISECONDS) : null;
+        Runnable inProgress = () -> {
+            long start = System.nanoTime();
+            message.inProgress();
+            answers.brokerNanos.addAndGet(System.nanoTime() - start);
+        };
+        ScheduledFuture<?> heartbeat = heartbeats ? heart.scheduleAtFixedRate(inProgress, beat, beat, TimeUnit.MILLISECONDS) : null;
         SettlementOutcome outcome;
+        long settleStart = System.nanoTime();
         try {
             outcome = workers.apply(merchant).settle(merchant, stopRequested);
         } catch (RuntimeException e) {
@@ -157,58 +165,11 @@ public final class FleetWorker {
             if (heartbeat != null) {
                 heartbeat.cancel(false);
             }
+            answers.settleNanos.addAndGet(System.nanoTime() - settleStart);
         }
-        answer(message, merchant, sequence, delivery, outcome, counters);
-    }
-
-    private void answer(Message message, String merchant, long sequence, long delivery, SettlementOutcome outcome, Counters counters) {
-        String result = outcome.result().name();
-        switch (outcome.result()) {
-            case COMPLETED, REJECTED -> {
-                message.ack();
-                counters.acked.incrementAndGet();
-                emit(JobEvent.Type.ACKED, merchant, sequence, delivery, result);
-            }
-            case LEASE_BUSY -> retry(message, merchant, sequence, delivery, stream.ackWait(), result, counters);
-            case GATEWAY_UNAVAILABLE, FAILED -> {
-                if (delivery >= stream.maxDeliver()) {
-                    deadLetter(message, merchant, sequence, delivery, result + (outcome.error() == null ? "" : ": " + outcome.error()), counters);
-                } else {
-                    long factor = 1L << Math.min(delivery - 1, 6);
-                    retry(message, merchant, sequence, delivery, retryDelay.multipliedBy(factor), result, counters);
-                }
-            }
-            case STOPPED -> {
-                message.nak();
-                counters.handedBack.incrementAndGet();
-                emit(JobEvent.Type.HANDED_BACK, merchant, sequence, delivery, result);
-            }
-            case FENCE_VIOLATION, LEASE_LOST -> {
-                counters.left.incrementAndGet();
-                emit(JobEvent.Type.LEFT, merchant, sequence, delivery, result);
-            }
-        }
-    }
-
-    private void retry(Message message, String merchant, long sequence, long delivery, Duration delay, String why, Counters counters) {
-        message.nakWithDelay(delay);
-        counters.retried.incrementAndGet();
-        emit(JobEvent.Type.RETRY, merchant, sequence, delivery, why + ", again in " + delay.toMillis() + " ms");
-    }
-
-    /** Publishes the job to the dead letters, then terminates it; if the publish fails, the job is retried instead, never lost. */
-    private void deadLetter(Message message, String merchant, long sequence, long delivery, String reason, Counters counters) {
-        Headers headers = new Headers().add(REASON_HEADER, reason).add("Fenced-Deliveries", Long.toString(delivery))
-                .add("Fenced-Job-Sequence", Long.toString(sequence));
-        try {
-            connection.jetStream().publish(stream.deadSubject(merchant), headers, message.getData());
-        } catch (java.io.IOException | io.nats.client.JetStreamApiException | RuntimeException e) {
-            retry(message, merchant, sequence, delivery, stream.ackWait(), "the dead letters are unreachable: " + e.getMessage(), counters);
-            return;
-        }
-        message.term();
-        counters.deadLettered.incrementAndGet();
-        emit(JobEvent.Type.DEAD_LETTERED, merchant, sequence, delivery, reason);
+        long answerStart = System.nanoTime();
+        answers.answer(message, merchant, sequence, delivery, outcome);
+        answers.brokerNanos.addAndGet(System.nanoTime() - answerStart);
     }
 
     private static boolean validMerchant(String merchant) {
@@ -241,18 +202,6 @@ public final class FleetWorker {
             thread.setDaemon(true);
             return thread;
         };
-    }
-
-    private static final class Counters {
-        final AtomicLong acked = new AtomicLong();
-        final AtomicLong retried = new AtomicLong();
-        final AtomicLong handedBack = new AtomicLong();
-        final AtomicLong left = new AtomicLong();
-        final AtomicLong deadLettered = new AtomicLong();
-
-        Summary summary() {
-            return new Summary(acked.get(), retried.get(), handedBack.get(), left.get(), deadLettered.get());
-        }
     }
 
     /** Configures a {@link FleetWorker}. */

@@ -1,0 +1,100 @@
+package dev.fenced.fleet;
+
+import dev.fenced.settlement.SettlementOutcome;
+import io.nats.client.Connection;
+import io.nats.client.Message;
+import io.nats.client.impl.Headers;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+
+/**
+ * How a {@link FleetWorker} answers JetStream for each delivery (see its class comment for the
+ * rules), and the counts and times of those answers.
+ */
+final class JobAnswers {
+    /** The header of a dead letter that says why. */
+    static final String REASON_HEADER = "Fenced-Reason";
+
+    private final Connection connection;
+    private final JobStream stream;
+    private final Duration retryDelay;
+    private final Consumer<JobEvent> listener;
+
+    final AtomicLong acked = new AtomicLong();
+    final AtomicLong retried = new AtomicLong();
+    final AtomicLong handedBack = new AtomicLong();
+    final AtomicLong left = new AtomicLong();
+    final AtomicLong deadLettered = new AtomicLong();
+    final AtomicLong settleNanos = new AtomicLong();
+    final AtomicLong brokerNanos = new AtomicLong();
+
+    FleetWorker.Summary summary() {
+        return new FleetWorker.Summary(acked.get(), retried.get(), handedBack.get(), left.get(), deadLettered.get(),
+                TimeUnit.NANOSECONDS.toMillis(settleNanos.get()), TimeUnit.NANOSECONDS.toMillis(brokerNanos.get()));
+    }
+
+    JobAnswers(Connection connection, JobStream stream, Duration retryDelay, Consumer<JobEvent> listener) {
+        this.connection = connection;
+        this.stream = stream;
+        this.retryDelay = retryDelay;
+        this.listener = listener;
+    }
+
+    void answer(Message message, String merchant, long sequence, long delivery, SettlementOutcome outcome) {
+        String result = outcome.result().name();
+        switch (outcome.result()) {
+            case COMPLETED, REJECTED -> {
+                message.ack();
+                acked.incrementAndGet();
+                emit(JobEvent.Type.ACKED, merchant, sequence, delivery, result);
+            }
+            case LEASE_BUSY -> retry(message, merchant, sequence, delivery, stream.ackWait(), result);
+            case GATEWAY_UNAVAILABLE, FAILED -> {
+                if (delivery >= stream.maxDeliver()) {
+                    deadLetter(message, merchant, sequence, delivery, result + (outcome.error() == null ? "" : ": " + outcome.error()));
+                } else {
+                    long factor = 1L << Math.min(delivery - 1, 6);
+                    retry(message, merchant, sequence, delivery, retryDelay.multipliedBy(factor), result);
+                }
+            }
+            case STOPPED -> handBack(message, merchant, sequence, delivery, result);
+            case FENCE_VIOLATION, LEASE_LOST -> {
+                left.incrementAndGet();
+                emit(JobEvent.Type.LEFT, merchant, sequence, delivery, result);
+            }
+        }
+    }
+
+    void handBack(Message message, String merchant, long sequence, long delivery, String why) {
+        message.nak();
+        handedBack.incrementAndGet();
+        emit(JobEvent.Type.HANDED_BACK, merchant, sequence, delivery, why);
+    }
+
+    private void retry(Message message, String merchant, long sequence, long delivery, Duration delay, String why) {
+        message.nakWithDelay(delay);
+        retried.incrementAndGet();
+        emit(JobEvent.Type.RETRY, merchant, sequence, delivery, why + ", again in " + delay.toMillis() + " ms");
+    }
+
+    /** Publishes the job to the dead letters, then terminates it; if the publish fails, the job is retried instead, never lost. */
+    void deadLetter(Message message, String merchant, long sequence, long delivery, String reason) {
+        Headers headers = new Headers().add(REASON_HEADER, reason).add("Fenced-Deliveries", Long.toString(delivery))
+                .add("Fenced-Job-Sequence", Long.toString(sequence));
+        try {
+            connection.jetStream().publish(stream.deadSubject(merchant), headers, message.getData());
+        } catch (java.io.IOException | io.nats.client.JetStreamApiException | RuntimeException e) {
+            retry(message, merchant, sequence, delivery, stream.ackWait(), "the dead letters are unreachable: " + e.getMessage());
+            return;
+        }
+        message.term();
+        deadLettered.incrementAndGet();
+        emit(JobEvent.Type.DEAD_LETTERED, merchant, sequence, delivery, reason);
+    }
+
+    private void emit(JobEvent.Type type, String merchant, long sequence, long delivery, String detail) {
+        listener.accept(new JobEvent(type, merchant, sequence, delivery, detail, System.currentTimeMillis()));
+    }
+}
