@@ -82,7 +82,7 @@ public class WorkerCommand implements Callable<Integer> {
                                 if (events) {
                                     EventLines.event(event, merchant);
                                 }
-                            })).build())
+                            }), merchant).build())
                     .build();
             FleetWorker.Summary summary;
             try (Drain drain = Drain.onSignal(Connections.DRAIN_TIME)) {
@@ -104,9 +104,13 @@ public class WorkerCommand implements Callable<Integer> {
         }
     }
 
-    /** What a subclass changes in each job's settlement worker; the operator's command changes nothing. */
-    protected SettlementWorker.Builder adapt(SettlementWorker.Builder builder) {
+    /** What a subclass changes in the settlement worker of each job; the operator's command changes nothing. */
+    protected SettlementWorker.Builder adapt(SettlementWorker.Builder builder, String merchant) {
         return builder;
+    }
+
+    protected final String name() {
+        return name;
     }
 
     private void print(JobEvent event) {
