@@ -10,7 +10,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -69,21 +68,19 @@ final class ChaosCommand implements Callable<Integer> {
                     + merchants + ", " + refunds + ", " + workers + ", " + concurrency);
         }
         Connections.requireUsableTtl(ttl);
-        Set<ChaosHarness.Fault> enabled = faults == null || faults.isEmpty() ? EnumSet.allOf(ChaosHarness.Fault.class)
-                : ChaosHarness.Fault.parse(faults);
+        Set<Fault> enabled = faults == null || faults.isEmpty() ? EnumSet.allOf(Fault.class) : Fault.parse(faults);
         long chosenSeed = seed != null ? seed : new java.security.SecureRandom().nextLong();
-        ChaosHarness harness = new ChaosHarness(new ChaosHarness.Settings(merchants, refunds, workers, concurrency, gatewayLatency, duration, ttl, chosenSeed,
+        ChaosHarness harness = new ChaosHarness(new ChaosSettings(merchants, refunds, workers, concurrency, gatewayLatency, duration, ttl, chosenSeed,
                 enabled, !noFence, dbTokens, history), json ? null : System.err);
-        Map<String, Object> report = harness.run();
+        ChaosReport report = harness.run();
         if (json) {
             System.out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(report));
         } else {
-            System.out.print(ChaosHarness.table(report));
+            System.out.print(report.table());
         }
-        long violations = ((Number) report.get("violations")).longValue();
         if (noFence) {
             return 0;
         }
-        return violations == 0 ? 0 : FencedCli.RUNTIME_FAILURE;
+        return report.violations() == 0 ? 0 : FencedCli.RUNTIME_FAILURE;
     }
 }

@@ -9,9 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -51,38 +49,31 @@ final class CompareCommand implements Callable<Integer> {
         List<Mechanism> mechanisms = selected();
         Scenario.Story story = refunds == 1200 ? Scenario.Story.ARTICLE
                 : new Scenario.Story(refunds, new BigDecimal("70.25").multiply(BigDecimal.valueOf(refunds)));
-        List<Map<String, Object>> rows = new ArrayList<>();
-        List<Map<String, Object>> allRuns = new ArrayList<>();
-        try (Scenario.Servers servers = Scenario.Servers.start(null, null, json ? null : System.err)) {
+        List<ComparisonRow> rows = new ArrayList<>();
+        List<ComparisonRun> allRuns = new ArrayList<>();
+        try (ScenarioServers servers = ScenarioServers.start(null, null, json ? null : System.err)) {
             for (Mechanism mechanism : mechanisms) {
-                List<Map<String, Object>> results = new ArrayList<>();
+                List<DemoReport> results = new ArrayList<>();
                 for (int run = 1; run <= runs; run++) {
                     if (!json) {
                         System.err.printf("%s: run %d of %d%n", mechanism.label(), run, runs);
                     }
-                    Map<String, Object> result = new Scenario(speed, mechanism, story, null).run(servers);
-                    result.put("run", run);
+                    DemoReport result = new Scenario(speed, mechanism, story, null).run(servers);
                     results.add(result);
-                    allRuns.add(result);
+                    allRuns.add(new ComparisonRun(result, run));
                 }
                 double outage = new Scenario(speed, mechanism, story, null).measureCrashOutageArticleSeconds(servers);
-                rows.add(ComparisonRow.summarize(mechanism, results, outage));
+                rows.add(ComparisonRow.of(mechanism, results, outage));
             }
         }
-        Map<String, Object> report = new LinkedHashMap<>();
-        report.put("speed", speed);
-        report.put("runs", runs);
-        report.put("refunds", story.refunds());
-        report.put("stalledRefund", story.stalledRefund());
-        report.put("rows", rows);
+        ComparisonReport report = new ComparisonReport(speed, runs, story.refunds(), story.stalledRefund(), rows, allRuns);
         if (html != null) {
-            Files.writeString(html, HtmlReport.render(report, allRuns), StandardCharsets.UTF_8);
+            Files.writeString(html, HtmlReport.render(report), StandardCharsets.UTF_8);
         }
         if (json) {
-            report.put("results", allRuns);
             System.out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(report));
         } else {
-            System.out.print(ComparisonRow.table(rows, runs, speed));
+            System.out.print(report.table());
             if (html != null) {
                 System.out.println("report written to " + html);
             }

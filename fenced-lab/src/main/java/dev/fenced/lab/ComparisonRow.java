@@ -1,39 +1,33 @@
 package dev.fenced.lab;
 
-import java.util.LinkedHashMap;
+import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import java.util.List;
-import java.util.Map;
+import java.util.Objects;
+import java.util.function.Function;
 
-/** One measured row of the article's table, and the text table they make together. */
-final class ComparisonRow {
-    private ComparisonRow() {
-    }
+/**
+ * One measured row of the article's table: a mechanism's runs summed up, what the article expects
+ * of it and whether the runs agree. The figures are min/median/max over the runs ({@code "-"} when
+ * there is none), as text.
+ *
+ * @param runsNeverSettled runs in which some refund was never settled (they have no settled time)
+ * @param blockedAfterCrashArticleSeconds how long a SIGKILLed holder kept the merchant blocked
+ */
+@JsonPropertyOrder({"mechanism", "label", "runs", "doubleRefunds", "runsWithDoubleRefunds", "staleWritesAccepted", "runsWithStaleWrites",
+        "lostOrStuck", "settledArticleSeconds", "runsNeverSettled", "blockedAfterCrashArticleSeconds", "expected", "verdict"})
+record ComparisonRow(String mechanism, String label, int runs, String doubleRefunds, long runsWithDoubleRefunds, String staleWritesAccepted,
+                     long runsWithStaleWrites, String lostOrStuck, String settledArticleSeconds, int runsNeverSettled,
+                     double blockedAfterCrashArticleSeconds, String expected, String verdict) {
 
-    static Map<String, Object> summarize(Mechanism mechanism, List<Map<String, Object>> results, double outageArticleSeconds) {
-        List<Double> duplicates = numbers(results, "duplicates");
-        List<Double> stale = numbers(results, "staleWritesAccepted");
-        List<Double> lost = numbers(results, "lostOrStuck");
-        List<Double> settled = numbers(results, "settledArticleSeconds");
-        long runsWithDuplicates = duplicates.stream().filter(d -> d > 0).count();
-        long runsWithStaleWrites = stale.stream().filter(d -> d > 0).count();
-        long runsDamaged = results.stream().filter(r -> ((Number) r.get("duplicates")).longValue() > 0
-                || ((Number) r.get("staleWritesAccepted")).longValue() > 0).count();
-
-        Map<String, Object> row = new LinkedHashMap<>();
-        row.put("mechanism", mechanism.key());
-        row.put("label", mechanism.label());
-        row.put("runs", results.size());
-        row.put("doubleRefunds", stats(duplicates));
-        row.put("runsWithDoubleRefunds", runsWithDuplicates);
-        row.put("staleWritesAccepted", stats(stale));
-        row.put("runsWithStaleWrites", runsWithStaleWrites);
-        row.put("lostOrStuck", stats(lost));
-        row.put("settledArticleSeconds", stats(settled));
-        row.put("runsNeverSettled", results.size() - settled.size());
-        row.put("blockedAfterCrashArticleSeconds", outageArticleSeconds);
-        row.put("expected", expectation(mechanism));
-        row.put("verdict", verdict(mechanism, results, runsDamaged));
-        return row;
+    static ComparisonRow of(Mechanism mechanism, List<DemoReport> results, double outageArticleSeconds) {
+        List<Double> duplicates = numbers(results, DemoReport::duplicates);
+        List<Double> stale = numbers(results, DemoReport::staleWritesAccepted);
+        List<Double> settled = numbers(results, DemoReport::settledArticleSeconds);
+        long runsDamaged = results.stream().filter(r -> r.duplicates() > 0 || r.staleWritesAccepted() > 0).count();
+        return new ComparisonRow(mechanism.key(), mechanism.label(), results.size(), stats(duplicates),
+                duplicates.stream().filter(d -> d > 0).count(), stats(stale), stale.stream().filter(d -> d > 0).count(),
+                stats(numbers(results, DemoReport::lostOrStuck)), stats(settled), results.size() - settled.size(), outageArticleSeconds,
+                expectation(mechanism), verdict(mechanism, results, runsDamaged));
     }
 
     private static String expectation(Mechanism mechanism) {
@@ -46,11 +40,11 @@ final class ComparisonRow {
         return "double refunds or stale writes accepted";
     }
 
-    private static String verdict(Mechanism mechanism, List<Map<String, Object>> results, long runsDamaged) {
+    private static String verdict(Mechanism mechanism, List<DemoReport> results, long runsDamaged) {
         int runs = results.size();
         if (mechanism.fencing()) {
-            long stale = results.stream().mapToLong(r -> ((Number) r.get("staleWritesAccepted")).longValue()).sum();
-            long maxDuplicates = results.stream().mapToLong(r -> ((Number) r.get("duplicates")).longValue()).max().orElse(0);
+            long stale = results.stream().mapToLong(DemoReport::staleWritesAccepted).sum();
+            long maxDuplicates = results.stream().mapToLong(DemoReport::duplicates).max().orElse(0);
             long limit = mechanism.idempotency() ? 0 : 1;
             if (stale == 0 && maxDuplicates <= limit) {
                 return "as expected in " + runs + " of " + runs + " runs";
@@ -63,20 +57,6 @@ final class ComparisonRow {
         }
         return "DIFFERS: damage in " + runsDamaged + " of " + runs + " runs; in the others the stale worker found nothing left to"
                 + " write when it woke (its lease check or state check came first), which is luck, not a guarantee";
-    }
-
-    static String table(List<Map<String, Object>> rows, int runs, double speed) {
-        StringBuilder out = new StringBuilder();
-        out.append(String.format("What each mechanism guarantees, measured (%d run%s each, speed x%s; figures min/median/max;"
-                + " times in article seconds)%n%n", runs, runs == 1 ? "" : "s", speed));
-        String format = "%-44s %-14s %-14s %-11s %-12s %-14s %s%n";
-        out.append(String.format(format, "mechanism", "double refunds", "stale writes", "lost/stuck", "settled (s)", "blocked after", "verdict"));
-        out.append(String.format(format, "", "", "accepted", "", "", "crash (s)", ""));
-        for (Map<String, Object> row : rows) {
-            out.append(String.format(format, row.get("label"), row.get("doubleRefunds"), row.get("staleWritesAccepted"),
-                    row.get("lostOrStuck"), row.get("settledArticleSeconds"), row.get("blockedAfterCrashArticleSeconds"), row.get("verdict")));
-        }
-        return out.toString();
     }
 
     static String stats(List<? extends Number> values) {
@@ -95,7 +75,8 @@ final class ComparisonRow {
         return value == Math.rint(value) ? Long.toString((long) value) : String.format("%.1f", value);
     }
 
-    static List<Double> numbers(List<Map<String, Object>> results, String key) {
-        return results.stream().map(r -> r.get(key)).filter(v -> v != null).map(v -> ((Number) v).doubleValue()).toList();
+    /** One figure of every run that has it. */
+    private static List<Double> numbers(List<DemoReport> results, Function<DemoReport, ? extends Number> figure) {
+        return results.stream().map(figure).filter(Objects::nonNull).map(Number::doubleValue).toList();
     }
 }

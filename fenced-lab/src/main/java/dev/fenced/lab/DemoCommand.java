@@ -3,8 +3,7 @@ package dev.fenced.lab;
 import dev.fenced.cli.Connections;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
-import java.util.List;
-import java.util.Map;
+import java.util.StringJoiner;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -36,8 +35,8 @@ final class DemoCommand implements Callable<Integer> {
         }
         Mechanism mechanism = noFence ? Mechanism.FENCE_IDEMPOTENT.withoutFence() : Mechanism.FENCE_IDEMPOTENT;
         Scenario scenario = new Scenario(speed, mechanism, Scenario.Story.ARTICLE, json ? null : System.out);
-        Map<String, Object> report;
-        try (Scenario.Servers servers = Scenario.Servers.start(blankToNull(connections.redisUrl), blankToNull(connections.dbUrl),
+        DemoReport report;
+        try (ScenarioServers servers = ScenarioServers.start(blankToNull(connections.redisUrl), blankToNull(connections.dbUrl),
                 json ? null : System.out)) {
             report = scenario.run(servers);
         }
@@ -47,20 +46,36 @@ final class DemoCommand implements Callable<Integer> {
         }
         System.out.println();
         System.out.println("timeline (elapsed, worker, event, refund, token):");
-        @SuppressWarnings("unchecked")
-        List<Map<String, Object>> timeline = (List<Map<String, Object>>) report.get("timeline");
-        for (Map<String, Object> e : timeline) {
-            System.out.printf("  %7.2fs  %-4s %-11s %-6s %-4s %s%n", ((Number) e.get("elapsedMs")).longValue() / 1000.0, e.get("worker"),
-                    e.get("event"), e.get("refund") == null ? "" : e.get("refund"),
-                    ((Number) e.get("token")).longValue() == 0 ? "" : e.get("token"), e.get("detail") == null ? "" : e.get("detail"));
+        for (TimelineEntry e : report.timeline()) {
+            System.out.printf("  %7.2fs  %-4s %-11s %-6s %-4s %s%n", e.elapsedMs() / 1000.0, e.worker(), e.event(),
+                    e.refund() == null ? "" : e.refund(), e.token() == 0 ? "" : e.token(), e.detail() == null ? "" : e.detail());
         }
         System.out.println();
         System.out.println("tally:");
-        for (String key : List.of("refunds", "uniqueReferences", "totalAmount", "duplicates", "r815", "staleWritesAccepted",
-                "workerA", "workerB", "rowsByState")) {
-            System.out.printf("  %-20s %s%n", key, report.get(key));
-        }
+        tally("refunds", report.refunds());
+        tally("uniqueReferences", report.uniqueReferences());
+        tally("totalAmount", report.totalAmount());
+        tally("duplicates", report.duplicates());
+        tally("r815", "{amount=" + report.stalledRefund().amount() + ", refunds=" + report.stalledRefund().refunds() + "}");
+        tally("staleWritesAccepted", report.staleWritesAccepted());
+        tally("workerA", brief(report.workerA()));
+        tally("workerB", brief(report.workerB()));
+        tally("rowsByState", report.rowsByState());
         return 0;
+    }
+
+    private static void tally(String name, Object value) {
+        System.out.printf("  %-20s %s%n", name, value);
+    }
+
+    /** A worker's summary as one line, with the refusal only when there was one. */
+    private static String brief(WorkerSummary worker) {
+        StringJoiner out = new StringJoiner(", ", "{", "}").add("token=" + worker.token()).add("outcome=" + worker.outcome());
+        if (worker.refusedAt() != null) {
+            out.add("storedFence=" + worker.storedFence()).add("refusedAt=" + worker.refusedAt());
+        }
+        return out.add("confirmed=" + worker.confirmed()).add("staleWritesAccepted=" + worker.staleWritesAccepted())
+                .add("exitCode=" + worker.exitCode()).toString();
     }
 
     private static String blankToNull(String value) {

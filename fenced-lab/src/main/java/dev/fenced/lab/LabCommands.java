@@ -7,6 +7,7 @@ import java.util.List;
 public final class LabCommands implements CommandSet {
     @Override
     public List<Object> commands() {
-        return List.of(new DemoCommand(), new CompareCommand(), new ChaosCommand(), new ChaosWorkerCommand(), new LabSettleCommand());
+        return List.of(new DemoCommand(), new CompareCommand(), new ChaosCommand(), new ChaosWorkerCommand(), new LabSettleCommand(),
+                new LabWorkerCommand());
     }
 }

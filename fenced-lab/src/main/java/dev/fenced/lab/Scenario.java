@@ -1,19 +1,14 @@
 package dev.fenced.lab;
 
+import dev.fenced.cli.EventLine;
 import dev.fenced.cli.UsageException;
-import dev.fenced.cli.Connections;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.zaxxer.hikari.HikariDataSource;
-import dev.fenced.embedded.EmbeddedPostgresServer;
-import dev.fenced.embedded.EmbeddedRedis;
 import dev.fenced.gateway.GatewayConfig;
-import dev.fenced.gateway.GatewayRefund;
 import dev.fenced.gateway.PaymentGateway;
 import dev.fenced.redis.LeaseSnapshot;
-import dev.fenced.redis.RedisLeaseStore;
 import dev.fenced.settlement.Merchants;
 import dev.fenced.settlement.RefundSeeder;
 import dev.fenced.settlement.RefundSummary;
+import dev.fenced.settlement.SettlementEvent.Type;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
@@ -21,33 +16,22 @@ import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.TreeMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.BooleanSupplier;
-import java.util.stream.Collectors;
 
 /**
  * The article's worked example, for real, under one {@link Mechanism}: worker A (token 33) is
  * frozen with SIGSTOP when it reaches the stalled refund; its lease expires; worker B (token 34),
  * handed the job by "the queue", takes over; A is resumed with SIGCONT. What the gateway and the
- * database then hold is the measurement. Every time is the article's divided by the speed.
+ * database then hold is the measurement ({@link DemoTally}). Every time is the article's divided by the speed.
  */
 final class Scenario {
     static final String MERCHANT = "m_4471";
     private static final Duration TIMEOUT = Duration.ofMinutes(5);
-    private static final Set<String> MILESTONES = Set.of("acquired", "busy", "checked", "breakpoint", "violation", "lease-lost",
-            "released", "result", "error", "failed");
 
     /** How many refunds and their total; the article's are 1,200 and 84,300.00 EUR, stalled at r_815. */
     record Story(int refunds, BigDecimal total) {
@@ -60,106 +44,11 @@ final class Scenario {
         }
     }
 
-    record Entry(long atMillis, String worker, String event, String refund, long token, String detail) {
-    }
-
-    /** The servers scenarios run on: embedded ones unless URLs are given. */
-    static final class Servers implements AutoCloseable {
-        final String redisUrl;
-        final String dbUrl;
-        final HikariDataSource db;
-        final RedisLeaseStore leases;
-        private final EmbeddedRedis redis;
-        private final EmbeddedPostgresServer postgres;
-
-        private Servers(EmbeddedRedis redis, EmbeddedPostgresServer postgres, String redisUrl, String dbUrl) {
-            this.redis = redis;
-            this.postgres = postgres;
-            this.redisUrl = redisUrl;
-            this.dbUrl = dbUrl;
-            HikariDataSource opened = null;
-            try {
-                opened = Connections.database(dbUrl, 4);
-                this.leases = Connections.leases(redisUrl, opened, "scenario");
-                this.db = opened;
-            } catch (RuntimeException e) {
-                if (opened != null) {
-                    opened.close();
-                }
-                stopEmbedded();
-                throw e;
-            }
-        }
-
-        static Servers start(String redisUrl, String dbUrl, PrintStream progress) {
-            EmbeddedRedis redis = null;
-            EmbeddedPostgresServer postgres = null;
-            if (redisUrl == null) {
-                redis = EmbeddedRedis.start();
-                say(progress, "started an embedded redis-server on port " + redis.port());
-            }
-            if (dbUrl == null) {
-                try {
-                    postgres = EmbeddedPostgresServer.start();
-                } catch (RuntimeException e) {
-                    if (redis != null) {
-                        redis.close();
-                    }
-                    throw e;
-                }
-                say(progress, "started an embedded PostgreSQL");
-            }
-            return new Servers(redis, postgres, redis != null ? redis.uri() : redisUrl, postgres != null ? postgres.jdbcUrl() : dbUrl);
-        }
-
-        private static void say(PrintStream progress, String what) {
-            if (progress != null) {
-                progress.println("  " + what);
-            }
-        }
-
-        /**
-         * Forgets the previous run of the story: its refunds and the merchant's lease and counter.
-         * Only on embedded servers, which nobody else uses; on servers of the user's own, the
-         * merchant must be fresh.
-         */
-        void resetForNextRun(String resource) {
-            if (redis == null || postgres == null) {
-                return;
-            }
-            try (Connection c = db.getConnection(); PreparedStatement s = c.prepareStatement("DELETE FROM refund WHERE merchant = ?")) {
-                s.setString(1, MERCHANT);
-                s.executeUpdate();
-            } catch (SQLException e) {
-                throw new IllegalStateException("could not reset the refunds: " + e.getMessage(), e);
-            }
-            try (RedisLeaseStore leases = RedisLeaseStore.builder(redisUrl).build()) {
-                leases.forget(resource);
-            }
-        }
-
-        private void stopEmbedded() {
-            if (postgres != null) {
-                postgres.close();
-            }
-            if (redis != null) {
-                redis.close();
-            }
-        }
-
-        @Override
-        public void close() {
-            leases.close();
-            db.close();
-            stopEmbedded();
-        }
-    }
-
     private final double speed;
     private final Mechanism mechanism;
     private final Story story;
     private final PrintStream progress;
-    private final List<Entry> notes = new CopyOnWriteArrayList<>();
+    private final List<TimelineEntry> notes = new CopyOnWriteArrayList<>();
     private long startMillis;
 
     static double requireValidSpeed(double speed) {
@@ -181,15 +70,15 @@ final class Scenario {
     }
 
     private void note(String what, long token) {
-        Entry entry = new Entry(System.currentTimeMillis(), "demo", what, null, token, null);
+        TimelineEntry entry = new TimelineEntry(System.currentTimeMillis() - startMillis, TimelineEntry.ORCHESTRATOR, what, null, token, null);
         notes.add(entry);
         if (progress != null) {
-            progress.printf("  %7.2fs  %-4s %s%n", (entry.atMillis() - startMillis) / 1000.0, "demo", what);
+            progress.printf("  %7.2fs  %-4s %s%n", entry.elapsedMs() / 1000.0, TimelineEntry.ORCHESTRATOR, what);
         }
     }
 
     /** Plays the story once and reports what the gateway, the database and the workers saw. */
-    Map<String, Object> run(Servers servers) {
+    DemoReport run(ScenarioServers servers) {
         startMillis = System.currentTimeMillis();
         String resource = Merchants.resource(MERCHANT);
         servers.resetForNextRun(resource);
@@ -217,7 +106,7 @@ final class Scenario {
         }
     }
 
-    private Map<String, Object> play(Servers servers, String resource, PaymentGateway gateway) {
+    private DemoReport play(ScenarioServers servers, String resource, PaymentGateway gateway) {
         String stalled = story.stalledRefund();
         Duration ttl = scaled(mechanism.articleTtl());
         Map<String, String> env = Map.of("FENCED_REDIS_URL", servers.redisUrl, "FENCED_DB_URL", servers.dbUrl,
@@ -233,11 +122,11 @@ final class Scenario {
         long resumedAt;
         try (WorkerProcess a = WorkerProcess.start("A", argsA, env)) {
             note("worker A started as process " + a.pid() + " (" + mechanism.label() + ", lease TTL " + ttl.toMillis() + " ms)", 0);
-            a.awaitEvent(e -> type(e, "breakpoint"), TIMEOUT, "the breakpoint at " + stalled);
+            a.awaitEvent(Events.ofType(Type.BREAKPOINT), TIMEOUT, "the breakpoint at " + stalled);
             a.signal("STOP");
             await(a::isStopped, Duration.ofSeconds(10), "worker A to stop");
             pausedAt = System.currentTimeMillis();
-            long tokenA = a.firstEvent(e -> type(e, "acquired")).map(e -> e.get("token").asLong()).orElse(0L);
+            long tokenA = a.firstEvent(Events.ofType(Type.ACQUIRED)).map(Events::token).orElse(0L);
             note("SIGSTOP worker A at " + mechanism.pausePhase() + " " + stalled + ": the whole JVM, renewal thread included, is frozen", tokenA);
             a.writeLine("continue"); // read only when A runs again
 
@@ -247,10 +136,9 @@ final class Scenario {
                 WorkerProcess.sleep(scaled(Duration.ofSeconds(1)).toMillis());
                 note("the queue redelivers the job to worker B (process " + b.pid() + ")", 0);
                 b.writeLine("go");
-                JsonNode acquiredB = b.awaitEvent(e -> type(e, "acquired"), TIMEOUT, "its lease");
-                b.awaitEvent(e -> (type(e, "confirmed") || type(e, "failed")) && stalled.equals(text(e, "refund")), TIMEOUT,
-                        "its confirm of " + stalled);
-                long resumeAt = acquiredB.get("at").asLong() + scaled(Duration.ofSeconds(3)).toMillis();
+                EventLine acquiredB = b.awaitEvent(Events.ofType(Type.ACQUIRED), TIMEOUT, "its lease");
+                b.awaitEvent(Events.ofType(Type.CONFIRMED, Type.FAILED).and(Events.about(stalled)), TIMEOUT, "its confirm of " + stalled);
+                long resumeAt = acquiredB.at() + scaled(Duration.ofSeconds(3)).toMillis();
                 await(() -> System.currentTimeMillis() >= resumeAt, TIMEOUT, "the resume time");
                 a.signal("CONT");
                 resumedAt = System.currentTimeMillis();
@@ -258,58 +146,15 @@ final class Scenario {
                 int exitA = a.awaitExit(TIMEOUT);
                 int exitB = b.awaitExit(TIMEOUT);
                 note("workers exited: A with " + exitA + ", B with " + exitB, 0);
-                return report(servers.db, gateway.ledger(), a, b, exitA, exitB, acquiredB.get("at").asLong(), pausedAt, resumedAt);
+                return new DemoTally(mechanism, speed, story, startMillis).report(gateway.ledger(),
+                        RefundSummary.of(servers.db, MERCHANT).rowsByState(), DemoTally.Worker.of(a, exitA), DemoTally.Worker.of(b, exitB),
+                        pausedAt, resumedAt, notes);
             }
         }
     }
 
-    private Map<String, Object> report(HikariDataSource db, List<GatewayRefund> ledger, WorkerProcess a, WorkerProcess b,
-                                       int exitA, int exitB, long bAcquiredAt, long pausedAt, long resumedAt) {
-        String stalled = story.stalledRefund();
-        List<GatewayRefund> refunds = ledger.stream().filter(r -> r.merchant().equals(MERCHANT)).toList();
-        long unique = refunds.stream().map(GatewayRefund::reference).distinct().count();
-        BigDecimal total = refunds.stream().map(GatewayRefund::amount).reduce(BigDecimal.ZERO, BigDecimal::add).setScale(2);
-        List<GatewayRefund> stalledRefunds = refunds.stream().filter(r -> r.reference().equals(stalled)).toList();
-        // A write from A that the database accepted after B held the lease is a stale write.
-        List<JsonNode> staleWrites = a.events().stream()
-                .filter(e -> (type(e, "claimed") || type(e, "confirmed")) && e.get("at").asLong() > bAcquiredAt)
-                .toList();
-        Map<String, Long> rows = rowsByState(db, MERCHANT);
-        long notSent = rows.entrySet().stream().filter(e -> !e.getKey().equals("sent")).mapToLong(Map.Entry::getValue).sum();
-        long missingAtGateway = story.refunds() - unique;
-        long settledAt = rows.getOrDefault("sent", 0L) == story.refunds()
-                ? lastResultAt(a, b) - startMillis : -1;
-
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("mechanism", mechanism.key());
-        out.put("label", mechanism.label());
-        out.put("fencing", mechanism.fencing());
-        out.put("speed", speed);
-        out.put("refunds", refunds.size());
-        out.put("uniqueReferences", unique);
-        out.put("totalAmount", total.toPlainString());
-        out.put("duplicates", refunds.size() - unique);
-        out.put("r815", Map.of("refunds", stalledRefunds.size(), "amount",
-                stalledRefunds.stream().map(GatewayRefund::amount).reduce(BigDecimal.ZERO, BigDecimal::add).setScale(2).toPlainString()));
-        out.put("staleWritesAccepted", (long) staleWrites.size());
-        out.put("lostOrStuck", Math.max(notSent, missingAtGateway));
-        out.put("settledArticleSeconds", settledAt < 0 ? null : articleSeconds(settledAt));
-        out.put("workerA", worker(a, exitA, staleWrites.size()));
-        out.put("workerB", worker(b, exitB, 0));
-        out.put("rowsByState", rows);
-        out.put("pausedAtMs", pausedAt - startMillis);
-        out.put("resumedAtMs", resumedAt - startMillis);
-        out.put("staleWrites", staleWrites.stream().map(e -> Map.of("elapsedMs", e.get("at").asLong() - startMillis,
-                "refund", text(e, "refund"), "event", text(e, "type"))).toList());
-        Map<String, Long> perReference = refunds.stream().collect(Collectors.groupingBy(GatewayRefund::reference, Collectors.counting()));
-        out.put("duplicateRefunds", refunds.stream().filter(r -> perReference.get(r.reference()) > 1)
-                .map(r -> Map.of("elapsedMs", r.createdAt() - startMillis, "refund", r.reference(), "gatewayId", r.id())).toList());
-        out.put("timeline", timeline(a, b));
-        return out;
-    }
-
     /** Kills a holder with SIGKILL and measures how long the merchant stays blocked: the outage a TTL costs. */
-    double measureCrashOutageArticleSeconds(Servers servers) {
+    double measureCrashOutageArticleSeconds(ScenarioServers servers) {
         String resource = Merchants.resource(MERCHANT);
         servers.resetForNextRun(resource);
         RefundSeeder.seed(servers.db, MERCHANT, story.refunds(), story.total(), "EUR");
@@ -321,100 +166,19 @@ final class Scenario {
                     "--ttl", scaled(mechanism.articleTtl()).toMillis() + "ms"));
             args.addAll(mechanism.workerFlags());
             try (WorkerProcess worker = WorkerProcess.start("crashing", args, env)) {
-                worker.awaitEvent(e -> type(e, "claimed"), TIMEOUT, "its first claim");
+                worker.awaitEvent(Events.ofType(Type.CLAIMED), TIMEOUT, "its first claim");
                 worker.signal("KILL");
                 long killedAt = System.nanoTime();
                 worker.awaitExit(Duration.ofSeconds(30));
                 await(() -> servers.leases.inspect(resource).holder() == null, Duration.ofMinutes(10), "the dead holder's lease to expire");
-                return articleSeconds((System.nanoTime() - killedAt) / 1_000_000);
+                return articleSeconds((System.nanoTime() - killedAt) / 1_000_000, speed);
             }
         }
     }
 
-    private double articleSeconds(long realMillis) {
+    /** Real milliseconds at this speed, in article seconds to one decimal. */
+    static double articleSeconds(long realMillis, double speed) {
         return BigDecimal.valueOf(realMillis * speed / 1000.0).setScale(1, RoundingMode.HALF_UP).doubleValue();
-    }
-
-    private static long lastResultAt(WorkerProcess a, WorkerProcess b) {
-        long last = 0;
-        for (WorkerProcess worker : List.of(a, b)) {
-            for (JsonNode e : worker.events()) {
-                if (type(e, "confirmed") || type(e, "result")) {
-                    last = Math.max(last, e.get("at").asLong());
-                }
-            }
-        }
-        return last;
-    }
-
-    private static Map<String, Object> worker(WorkerProcess worker, int exit, long staleWrites) {
-        Map<String, Object> out = new LinkedHashMap<>();
-        JsonNode result = worker.firstEvent(e -> type(e, "result")).orElse(null);
-        out.put("token", result == null ? 0 : result.get("token").asLong());
-        out.put("outcome", result == null ? "NoResult" : camel(result.get("result").asText()));
-        if (result != null && result.hasNonNull("refusedAt")) {
-            out.put("storedFence", result.get("storedFence").asLong());
-            out.put("refusedAt", result.get("refusedAt").asText());
-        }
-        out.put("confirmed", worker.events().stream().filter(e -> type(e, "confirmed")).count());
-        out.put("staleWritesAccepted", staleWrites);
-        out.put("exitCode", exit);
-        return out;
-    }
-
-    private List<Map<String, Object>> timeline(WorkerProcess a, WorkerProcess b) {
-        String stalled = story.stalledRefund();
-        List<Entry> entries = new ArrayList<>(notes);
-        for (WorkerProcess worker : List.of(a, b)) {
-            boolean firstClaim = true;
-            for (JsonNode e : worker.events()) {
-                String type = e.get("type").asText();
-                boolean keep = MILESTONES.contains(type) || stalled.equals(text(e, "refund")) || (type.equals("claimed") && firstClaim);
-                if (type.equals("claimed")) {
-                    firstClaim = false;
-                }
-                if (keep) {
-                    String detail = type.equals("result") ? e.get("result").asText() + ", " + e.get("sent").asInt() + " confirmed"
-                            : text(e, "detail");
-                    entries.add(new Entry(e.get("at").asLong(), worker.name(), type, text(e, "refund"), e.path("token").asLong(), detail));
-                }
-            }
-        }
-        entries.sort(Comparator.comparingLong(Entry::atMillis));
-        List<Map<String, Object>> out = new ArrayList<>();
-        for (Entry entry : entries) {
-            Map<String, Object> line = new LinkedHashMap<>();
-            line.put("elapsedMs", entry.atMillis() - startMillis);
-            line.put("worker", entry.worker());
-            line.put("event", entry.event());
-            line.put("refund", entry.refund());
-            line.put("token", entry.token());
-            line.put("detail", entry.detail());
-            out.add(line);
-        }
-        return out;
-    }
-
-    /** The merchant's refunds counted by state. */
-    static Map<String, Long> rowsByState(javax.sql.DataSource db, String merchant) {
-        return RefundSummary.of(db, merchant).rowsByState();
-    }
-
-    static String camel(String result) {
-        StringBuilder out = new StringBuilder();
-        for (String part : result.toLowerCase(java.util.Locale.ROOT).split("_")) {
-            out.append(Character.toUpperCase(part.charAt(0))).append(part.substring(1));
-        }
-        return out.toString();
-    }
-
-    private static boolean type(JsonNode event, String type) {
-        return type.equals(event.path("type").asText());
-    }
-
-    private static String text(JsonNode event, String field) {
-        JsonNode node = event.get(field);
-        return node == null || node.isNull() ? null : node.asText();
     }
 
     private static void await(BooleanSupplier condition, Duration timeout, String what) {

@@ -1,10 +1,11 @@
 package dev.fenced.lab;
 
 import dev.fenced.cli.Connections;
-import com.fasterxml.jackson.databind.JsonNode;
+import dev.fenced.cli.EventLine;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fenced.embedded.EmbeddedPostgresServer;
 import dev.fenced.settlement.RefundSeeder;
+import dev.fenced.settlement.SettlementOutcome;
 import java.math.BigDecimal;
 import java.io.UncheckedIOException;
 import java.sql.Connection;
@@ -36,7 +37,7 @@ final class SecondDeployment implements AutoCloseable {
     private final List<String> merchants;
     private final List<String> args;
     private final Map<String, String> env;
-    private final Consumer<JsonNode> history;
+    private final Consumer<EventLine> history;
     private final Deque<String> queue = new ArrayDeque<>();
     private final Set<String> handedOut = new HashSet<>();
     private final AtomicInteger capacity = new AtomicInteger();
@@ -45,8 +46,8 @@ final class SecondDeployment implements AutoCloseable {
     private volatile long lastEventAt = System.currentTimeMillis();
     private WorkerProcess worker;
 
-    private SecondDeployment(HikariDataSource db, List<String> merchants, Map<String, String> env, ChaosHarness.Settings settings,
-                             Consumer<JsonNode> history, Consumer<String> say) {
+    private SecondDeployment(HikariDataSource db, List<String> merchants, Map<String, String> env, ChaosSettings settings,
+                             Consumer<EventLine> history, Consumer<String> say) {
         this.db = db;
         this.say = say;
         // As the first deployment's queue does with a silent holder, but for the whole process: it has no stand-in.
@@ -72,8 +73,8 @@ final class SecondDeployment implements AutoCloseable {
      * Creates the second database and seeds one merchant for each of the first deployment's first
      * (up to) three merchants, with the same refund ids, then starts its worker.
      */
-    static SecondDeployment start(EmbeddedPostgresServer postgres, Map<String, String> env, ChaosHarness.Settings settings,
-                                  List<String> firstMerchants, Consumer<JsonNode> history, Consumer<String> say) {
+    static SecondDeployment start(EmbeddedPostgresServer postgres, Map<String, String> env, ChaosSettings settings,
+                                  List<String> firstMerchants, Consumer<EventLine> history, Consumer<String> say) {
         try (Connection c = java.sql.DriverManager.getConnection(postgres.jdbcUrl()); Statement s = c.createStatement()) {
             s.execute("CREATE DATABASE " + DATABASE);
         } catch (SQLException e) {
@@ -101,20 +102,18 @@ final class SecondDeployment implements AutoCloseable {
         return merchants;
     }
 
-    private void onEvent(JsonNode event) {
+    private void onEvent(EventLine line) {
         lastEventAt = System.currentTimeMillis();
-        String type = event.path("type").asText();
-        if (type.equals("ready")) {
+        if (line instanceof EventLine.Ready) {
             capacity.incrementAndGet();
             return;
         }
-        history.accept(event);
-        if (type.equals("result")) {
-            String merchant = event.path("merchant").asText();
+        history.accept(line);
+        if (line instanceof EventLine.Result result) {
             synchronized (queue) {
-                handedOut.remove(merchant);
-                if (!event.path("result").asText().equals("COMPLETED")) {
-                    queue.addLast(merchant); // not done: the queue hands it out again
+                handedOut.remove(result.merchant());
+                if (result.result() != SettlementOutcome.Result.COMPLETED) {
+                    queue.addLast(result.merchant()); // not done: the queue hands it out again
                 }
             }
         }
@@ -151,7 +150,7 @@ final class SecondDeployment implements AutoCloseable {
 
     /** True when no refund of this deployment is pending or sending; requeues its merchants otherwise. */
     boolean drained() throws SQLException {
-        Map<String, Long> unsettled = ChaosHarness.unsettledByMerchant(db);
+        Map<String, Long> unsettled = JobQueue.unsettledByMerchant(db);
         synchronized (queue) {
             if (queue.isEmpty() && handedOut.isEmpty()) {
                 queue.addAll(unsettled.keySet());

@@ -1,8 +1,8 @@
 package dev.fenced.lab;
 
+import dev.fenced.cli.EventCodec;
+import dev.fenced.cli.EventLine;
 import dev.fenced.cli.FencedCli;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -19,24 +19,24 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.Predicate;
 
 /**
  * A settlement worker in a JVM of its own, started from this JVM's class path: a real OS process
- * that can be frozen with SIGSTOP, resumed with SIGCONT and killed with SIGKILL. Its stdout events
- * (JSON lines) are collected as they arrive.
+ * that can be frozen with SIGSTOP, resumed with SIGCONT and killed with SIGKILL. Its stdout lines
+ * are read with {@link EventCodec} and collected as they arrive; a line that looks like JSON but is
+ * no event is kept with stderr, for the diagnostics.
  */
 final class WorkerProcess implements AutoCloseable {
-    private static final ObjectMapper JSON = new ObjectMapper();
-
     private final String name;
     private final Process process;
     private final Writer stdin;
-    private final List<JsonNode> events = new CopyOnWriteArrayList<>();
+    private final List<EventLine> events = new CopyOnWriteArrayList<>();
     private final List<String> stderr = new CopyOnWriteArrayList<>();
-    private final java.util.function.Consumer<JsonNode> listener;
+    private final Consumer<EventLine> listener;
 
-    private WorkerProcess(String name, Process process, java.util.function.Consumer<JsonNode> listener) {
+    private WorkerProcess(String name, Process process, Consumer<EventLine> listener) {
         this.name = name;
         this.process = process;
         this.listener = listener;
@@ -57,7 +57,7 @@ final class WorkerProcess implements AutoCloseable {
     }
 
     /** As {@link #start(String, List, Map)}, also handing every event to {@code listener} as it arrives, on a reader thread. */
-    static WorkerProcess start(String name, List<String> args, Map<String, String> env, java.util.function.Consumer<JsonNode> listener) {
+    static WorkerProcess start(String name, List<String> args, Map<String, String> env, Consumer<EventLine> listener) {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.add("-XX:+UseSerialGC");
@@ -96,7 +96,7 @@ final class WorkerProcess implements AutoCloseable {
         return process.pid();
     }
 
-    List<JsonNode> events() {
+    List<EventLine> events() {
         return events;
     }
 
@@ -134,15 +134,15 @@ final class WorkerProcess implements AutoCloseable {
         }
     }
 
-    Optional<JsonNode> firstEvent(Predicate<JsonNode> predicate) {
+    Optional<EventLine> firstEvent(Predicate<EventLine> predicate) {
         return events.stream().filter(predicate).findFirst();
     }
 
     /** Waits for an event; fails with the worker's stderr when it exits or the time runs out first. */
-    JsonNode awaitEvent(Predicate<JsonNode> predicate, Duration timeout, String what) {
+    EventLine awaitEvent(Predicate<EventLine> predicate, Duration timeout, String what) {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (System.nanoTime() < deadline) {
-            Optional<JsonNode> found = firstEvent(predicate);
+            Optional<EventLine> found = firstEvent(predicate);
             if (found.isPresent()) {
                 return found.get();
             }
@@ -180,12 +180,12 @@ final class WorkerProcess implements AutoCloseable {
             while ((line = reader.readLine()) != null) {
                 if (!isStdout) {
                     stderr.add(line);
-                } else if (line.startsWith("{")) {
-                    try {
-                        JsonNode event = JSON.readTree(line);
-                        events.add(event);
-                        listener.accept(event);
-                    } catch (IOException notJson) {
+                } else if (line.startsWith("{")) { // other text on stdout (a summary line) is neither an event nor a diagnostic
+                    Optional<EventLine> event = EventCodec.read(line);
+                    if (event.isPresent()) {
+                        events.add(event.get());
+                        listener.accept(event.get());
+                    } else {
                         stderr.add(line);
                     }
                 }

@@ -9,6 +9,7 @@ import dev.fenced.gateway.GatewayConfig;
 import dev.fenced.gateway.GatewayRefund;
 import dev.fenced.gateway.PaymentGateway;
 import dev.fenced.settlement.RefundSeeder;
+import dev.fenced.settlement.SettlementEvent;
 import dev.fenced.testing.TestDatabases;
 import dev.fenced.testing.TestRedis;
 import java.math.BigDecimal;
@@ -51,7 +52,7 @@ class WorkerCrashTest {
                     "FENCED_GATEWAY_URL", gateway.url());
             List<String> settle = List.of("lab-settle", "--merchant", merchant, "--ttl", "2s", "--events");
             try (WorkerProcess first = WorkerProcess.start("first", concat(settle, "--name", "first", "--pause-at", phase + ":" + victim), env)) {
-                first.awaitEvent(e -> "breakpoint".equals(e.path("type").asText()), Duration.ofMinutes(2), "the breakpoint");
+                first.awaitEvent(Events.ofType(SettlementEvent.Type.BREAKPOINT), Duration.ofMinutes(2), "the breakpoint");
                 first.signal("KILL");
                 first.awaitExit(Duration.ofSeconds(30));
             }

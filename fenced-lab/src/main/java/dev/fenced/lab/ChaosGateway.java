@@ -1,0 +1,73 @@
+package dev.fenced.lab;
+
+import dev.fenced.gateway.GatewayConfig;
+import dev.fenced.gateway.GatewayRefund;
+import dev.fenced.gateway.PaymentGateway;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * The chaos run's payment gateway, which a fault may restart: it comes back on the same port with
+ * the same ledger file, so workers keep their URL and the checker sees every refund ever created.
+ * With the {@code gateway} fault, a fraction of requests fail before or after the refund, or hang.
+ */
+final class ChaosGateway implements AutoCloseable {
+    private final GatewayConfig config;
+    private volatile PaymentGateway current;
+
+    private ChaosGateway(GatewayConfig config, PaymentGateway first) {
+        this.config = config;
+        this.current = first;
+    }
+
+    static ChaosGateway start(ChaosSettings settings, Path ledger) {
+        PaymentGateway first = PaymentGateway.start(config(settings, 0, ledger));
+        return new ChaosGateway(config(settings, first.port(), ledger), first);
+    }
+
+    private static GatewayConfig config(ChaosSettings settings, int port, Path ledger) {
+        GatewayConfig.Builder config = GatewayConfig.builder().port(port).ledgerFile(ledger).latency(settings.gatewayLatency())
+                .seed(settings.seed());
+        if (settings.faults().contains(Fault.GATEWAY)) {
+            config.failBefore(0.04).failAfter(0.04).slow(0.01, Duration.ofSeconds(7)); // the client gives up after 5 s
+        }
+        return config.build();
+    }
+
+    String url() {
+        return current.url();
+    }
+
+    boolean listening() {
+        return current.listening();
+    }
+
+    void outage(Duration length) {
+        current.outage(length);
+    }
+
+    /** In-flight answers are lost; the ledger on disk is what it comes back with. */
+    void restart() {
+        current.close();
+        current = PaymentGateway.start(config);
+    }
+
+    /** Ends the per-request faults and waits out an outage the schedule started, so that the drain runs against a listening gateway. */
+    void heal() {
+        current.faultsEnabled(false);
+        long deadline = System.currentTimeMillis() + 30_000;
+        while (!current.listening() && System.currentTimeMillis() < deadline) {
+            WorkerProcess.sleep(20);
+        }
+    }
+
+    List<GatewayRefund> ledger() {
+        return current.ledger();
+    }
+
+    @Override
+    public void close() {
+        current.close();
+    }
+}

@@ -1,0 +1,104 @@
+package dev.fenced.lab;
+
+import dev.fenced.cli.EventLine;
+import dev.fenced.gateway.GatewayRefund;
+import dev.fenced.settlement.SettlementEvent.Type;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+import javax.sql.DataSource;
+
+/**
+ * The chaos run's verdict: every refund created exactly once at the gateway and sent in the
+ * database with the same key, merchant, amount and id ({@link GatewayCrossCheck}); nothing for
+ * {@code fenced reconcile} to report; no refund confirmed twice or under a token other than its
+ * row's; every merchant's grants with rising tokens. It judges what the run left behind, after the
+ * drain; it cannot tell a violation that left no trace.
+ */
+final class ExactlyOnceChecker {
+    /** A deployment's database and the merchants it settled. */
+    record Deployment(DataSource db, Collection<String> merchants) {
+    }
+
+    /**
+     * @param refunds rows checked, in every deployment
+     * @param checks each check and how many refunds break it, in the report's order
+     * @param violations the checks' counts that are violations, summed
+     */
+    record Findings(int refunds, Map<String, Long> checks, long violations, String verdict) {
+    }
+
+    private final boolean fencing;
+    private final boolean tokensMayRepeat;
+
+    /**
+     * @param tokensMayRepeat true when tokens come from a Redis that lost data (a lagging replica
+     *     promoted, a restart, a flush): the fence still holds, so tokens that did not rise are noted, not counted
+     */
+    ExactlyOnceChecker(boolean fencing, boolean tokensMayRepeat) {
+        this.fencing = fencing;
+        this.tokensMayRepeat = tokensMayRepeat;
+    }
+
+    Findings check(List<Deployment> deployments, String gatewayUrl, List<GatewayRefund> ledger, List<EventLine> history) throws SQLException {
+        List<GatewayCrossCheck.Row> rowList = new ArrayList<>();
+        long reconcileDiscrepancies = 0;
+        for (Deployment deployment : deployments) {
+            rowList.addAll(GatewayCrossCheck.rows(deployment.db()));
+            reconcileDiscrepancies += GatewayCrossCheck.reconcile(deployment.db(), gatewayUrl, deployment.merchants());
+        }
+        Map<String, GatewayCrossCheck.Row> rows = rowList.stream().collect(Collectors.toMap(GatewayCrossCheck.Row::refundKey, r -> r));
+        Map<String, Long> moneyChecks = GatewayCrossCheck.check(rowList, ledger);
+
+        Map<String, List<EventLine.Event>> confirms = events(history, Type.CONFIRMED).stream()
+                .collect(Collectors.groupingBy(e -> e.merchant() + "/" + e.refund()));
+        long confirmedTwice = confirms.values().stream().filter(l -> l.size() > 1).count();
+        long confirmedByAnotherToken = confirms.entrySet().stream().filter(e -> {
+            GatewayCrossCheck.Row row = rows.get(e.getKey());
+            return row != null && e.getValue().stream().anyMatch(c -> c.token() != row.fence());
+        }).count();
+        long tokensNotRising = tokensNotRising(events(history, Type.ACQUIRED));
+        long violations = moneyChecks.values().stream().mapToLong(Long::longValue).sum() + reconcileDiscrepancies + confirmedTwice
+                + confirmedByAnotherToken + (tokensMayRepeat ? 0 : tokensNotRising);
+
+        Map<String, Long> checks = new LinkedHashMap<>(moneyChecks);
+        checks.put("discrepancies fenced reconcile reports", reconcileDiscrepancies);
+        checks.put("refunds confirmed more than once", confirmedTwice);
+        checks.put("refunds confirmed by a token other than the row's", confirmedByAnotherToken);
+        checks.put(tokensMayRepeat ? "grants whose token did not increase (Redis lost data: noted, not a violation)"
+                : "grants whose token did not increase", tokensNotRising);
+        return new Findings(rows.size(), checks, violations, verdict(violations));
+    }
+
+    /** Per merchant, in time order: grants whose token is not above the one granted before. */
+    private static long tokensNotRising(List<EventLine.Event> grants) {
+        long count = 0;
+        for (List<EventLine.Event> merchant : grants.stream().collect(Collectors.groupingBy(e -> String.valueOf(e.merchant()))).values()) {
+            List<EventLine.Event> ordered = new ArrayList<>(merchant);
+            ordered.sort(Comparator.comparingLong(EventLine.Event::at));
+            for (int i = 1; i < ordered.size(); i++) {
+                if (ordered.get(i).at() > ordered.get(i - 1).at() && ordered.get(i).token() <= ordered.get(i - 1).token()) {
+                    count++;
+                }
+            }
+        }
+        return count;
+    }
+
+    private String verdict(long violations) {
+        if (fencing) {
+            return violations == 0 ? "exactly once: no violation" : violations + " VIOLATIONS";
+        }
+        return violations > 0 ? "negative control: " + violations + " violations without the fence, as it must"
+                : "negative control found no violation: this scenario proved nothing; run longer or with more pauses";
+    }
+
+    private static List<EventLine.Event> events(List<EventLine> history, Type type) {
+        return history.stream().filter(Events.ofType(type)).map(EventLine.Event.class::cast).toList();
+    }
+}

@@ -1,0 +1,42 @@
+package dev.fenced.lab;
+
+import dev.fenced.cli.UsageException;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * A fault the chaos run can inject; {@link #label()} is its spelling on the command line
+ * ({@code --faults pause,redis-restart}) and in the report.
+ */
+enum Fault {
+    PAUSE, KILL, REDIS_RESTART, FLUSHALL, FAILOVER, DB_KILL, GATEWAY, GATEWAY_OUTAGE, GATEWAY_RESTART, KEY_REUSE;
+
+    /** Faults that strike all along rather than at drawn moments. */
+    boolean standing() {
+        return this == GATEWAY || this == KEY_REUSE;
+    }
+
+    /** Faults after which Redis may have lost the fence counter: its tokens can repeat. */
+    boolean losesRedisData() {
+        return this == FAILOVER || this == REDIS_RESTART || this == FLUSHALL;
+    }
+
+    static Set<Fault> parse(List<String> names) {
+        Set<Fault> out = EnumSet.noneOf(Fault.class);
+        for (String name : names) {
+            try {
+                out.add(Fault.valueOf(name.trim().toUpperCase(Locale.ROOT).replace('-', '_')));
+            } catch (IllegalArgumentException e) {
+                throw new UsageException("unknown fault '" + name + "'; use pause, kill, redis-restart, flushall, failover, db-kill, gateway,"
+                        + " gateway-outage, gateway-restart, key-reuse");
+            }
+        }
+        return out;
+    }
+
+    String label() {
+        return name().toLowerCase(Locale.ROOT).replace('_', '-');
+    }
+}

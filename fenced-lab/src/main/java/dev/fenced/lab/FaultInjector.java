@@ -1,0 +1,162 @@
+package dev.fenced.lab;
+
+import dev.fenced.embedded.EmbeddedRedisFailoverGroup;
+import io.lettuce.core.RedisClient;
+import java.net.InetSocketAddress;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.function.Supplier;
+
+/**
+ * Strikes the chaos run's faults on a schedule drawn from the seed: every 0.3 to 1.2 s one of the
+ * enabled {@link Fault}s that strike at moments (a worker SIGSTOPped or SIGKILLed, the Redis
+ * primary restarted, flushed or failed over, the database's connections killed, the gateway down
+ * or restarted), on a worker holding a job when there is one. Counts what it injected. One Redis
+ * fault at a time: a failed-over primary comes back, empty, as a replica before the next.
+ */
+final class FaultInjector {
+    private static final long FIRST_FAULT_AFTER_MS = 500;
+    private static final long FAILED_OVER_NODE_DOWN_MS = 5_000;
+
+    private final ChaosSettings settings;
+    private final Random random;
+    private final EmbeddedRedisFailoverGroup redis;
+    private final String dbUrl;
+    private final ChaosGateway gateway;
+    private final Map<Fault, Integer> injected = new EnumMap<>(Fault.class);
+    private long nextFaultAt;
+    private int stoppedPort;
+    private long restartStoppedAt;
+
+    FaultInjector(ChaosSettings settings, EmbeddedRedisFailoverGroup redis, String dbUrl, ChaosGateway gateway) {
+        this.settings = settings;
+        this.random = new Random(settings.seed());
+        this.redis = redis;
+        this.dbUrl = dbUrl;
+        this.gateway = gateway;
+        this.nextFaultAt = System.currentTimeMillis() + FIRST_FAULT_AFTER_MS;
+    }
+
+    /** Counts a standing fault (one that strikes all along) as injected once. */
+    void standing(Fault fault) {
+        injected.merge(fault, 1, Integer::sum);
+    }
+
+    /**
+     * Brings back a failed-over node when its time is up, and strikes when the schedule says so;
+     * called in a loop while faults are on.
+     *
+     * @param targets the workers a fault may hit, asked for only when one strikes
+     */
+    void tick(Supplier<List<ChaosWorkers.Slot>> targets) {
+        restartStoppedNode(false);
+        if (System.currentTimeMillis() >= nextFaultAt) {
+            strike(targets);
+            nextFaultAt = System.currentTimeMillis() + 300 + random.nextInt(900);
+        }
+    }
+
+    /** The end of the faults: a node still down from a failover comes back now. */
+    void stop() {
+        restartStoppedNode(true);
+    }
+
+    /** How many times each fault struck. */
+    Map<Fault, Integer> injected() {
+        return new EnumMap<>(injected);
+    }
+
+    /** Brings back the primary a failover took down, empty: the Sentinel makes it a replica. */
+    private void restartStoppedNode(boolean now) {
+        if (stoppedPort != 0 && (now || System.currentTimeMillis() >= restartStoppedAt)) {
+            redis.startNode(stoppedPort);
+            stoppedPort = 0;
+        }
+    }
+
+    private void strike(Supplier<List<ChaosWorkers.Slot>> targets) {
+        List<Fault> enabled = new ArrayList<>(settings.faults());
+        enabled.removeIf(Fault::standing);
+        if (enabled.isEmpty()) {
+            return;
+        }
+        Fault fault = enabled.get(random.nextInt(enabled.size()));
+        List<ChaosWorkers.Slot> live = targets.get();
+        switch (fault) {
+            case PAUSE -> {
+                if (live.isEmpty()) {
+                    return;
+                }
+                ChaosWorkers.Slot slot = live.get(random.nextInt(live.size()));
+                slot.process.signal("STOP");
+                slot.pausedUntil = System.currentTimeMillis() + (long) (settings.ttl().toMillis() * (1.5 + random.nextDouble() * 2));
+            }
+            case KILL -> {
+                if (live.isEmpty()) {
+                    return;
+                }
+                live.get(random.nextInt(live.size())).process.signal("KILL");
+            }
+            case REDIS_RESTART, FLUSHALL, FAILOVER -> {
+                if (stoppedPort != 0) {
+                    return; // a failover is under way: one Redis fault at a time
+                }
+                strikeRedis(fault, primaryPort());
+            }
+            case DB_KILL -> terminateBackends();
+            case GATEWAY_OUTAGE -> {
+                if (!gateway.listening()) {
+                    return;
+                }
+                gateway.outage(Duration.ofMillis(2_000 + random.nextInt(3_000))); // longer than a worker's retries
+            }
+            case GATEWAY_RESTART -> {
+                if (!gateway.listening()) {
+                    return;
+                }
+                gateway.restart();
+            }
+            default -> throw new IllegalStateException("unhandled fault " + fault);
+        }
+        injected.merge(fault, 1, Integer::sum);
+    }
+
+    private void strikeRedis(Fault fault, int primary) {
+        if (fault == Fault.FLUSHALL) {
+            try (RedisClient client = RedisClient.create("redis://127.0.0.1:" + primary); var connection = client.connect()) {
+                connection.sync().flushall();
+            }
+        } else if (fault == Fault.REDIS_RESTART) {
+            redis.stopNode(primary);
+            redis.startNode(primary); // back before the Sentinel notices: empty, and the replica resyncs from it
+        } else {
+            redis.stopNode(primary); // the Sentinel promotes the replica after about a second
+            stoppedPort = primary;
+            restartStoppedAt = System.currentTimeMillis() + FAILED_OVER_NODE_DOWN_MS;
+        }
+    }
+
+    private int primaryPort() {
+        try (RedisClient client = RedisClient.create("redis://127.0.0.1:" + redis.sentinelPort());
+             var sentinel = client.connectSentinel()) {
+            return ((InetSocketAddress) sentinel.sync().getMasterAddrByName(EmbeddedRedisFailoverGroup.MASTER_NAME)).getPort();
+        }
+    }
+
+    private void terminateBackends() {
+        try (Connection c = DriverManager.getConnection(dbUrl); Statement s = c.createStatement()) {
+            s.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid()"
+                    + " AND datname = current_database() AND backend_type = 'client backend'");
+        } catch (SQLException e) {
+            throw new IllegalStateException("could not terminate database connections: " + e.getMessage(), e);
+        }
+    }
+}

@@ -1,0 +1,81 @@
+package dev.fenced.lab;
+
+import dev.fenced.cli.UsageException;
+import dev.fenced.settlement.SettlementEvent;
+import dev.fenced.settlement.SettlementWorker;
+import dev.fenced.settlement.WorkerVariant;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.Locale;
+import java.util.function.Consumer;
+import picocli.CommandLine.Option;
+
+/**
+ * The lab's knobs on a worker command: a weaker mechanism for the comparison, a breakpoint where
+ * the orchestrator freezes the process, and a start on cue. A mixin of the hidden
+ * {@code lab-settle} and {@code lab-worker}; the operator's commands have none of it.
+ */
+final class LabKnobs {
+    @Option(names = "--no-fence", description = "write without the fence predicate: the negative control")
+    boolean noFence;
+
+    @Option(names = "--no-renewal", description = "do not renew the lease: the TTL-only mechanism")
+    boolean noRenewal;
+
+    @Option(names = "--check-before-write", description = "GET the lease before every write")
+    boolean checkBeforeWrite;
+
+    @Option(names = "--pause-at", paramLabel = "PHASE:REFUND",
+            description = "after-claim:r_815, after-gateway:r_815 or before-confirm:r_815: announce a breakpoint and wait for a line on stdin")
+    String pauseAt;
+
+    @Option(names = "--start-on-stdin", description = "wait for a line on stdin before taking the lease")
+    boolean startOnStdin;
+
+    private final BufferedReader stdin = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    private String[] breakpoint;
+
+    /** Checks the knobs before anything connects: a usage error touches nothing. */
+    void validate() {
+        if (pauseAt == null) {
+            return;
+        }
+        int colon = pauseAt.indexOf(':');
+        String phase = colon < 0 ? "" : pauseAt.substring(0, colon).toUpperCase(Locale.ROOT).replace('-', '_');
+        if (!phase.equals("AFTER_CLAIM") && !phase.equals("AFTER_GATEWAY") && !phase.equals("BEFORE_CONFIRM")) {
+            throw new UsageException("--pause-at must be after-claim:, after-gateway: or before-confirm:<refund>, got " + pauseAt);
+        }
+        breakpoint = new String[] {phase, pauseAt.substring(colon + 1)};
+    }
+
+    WorkerVariant variant() {
+        return LabVariants.of(!noFence, !noRenewal, checkBeforeWrite);
+    }
+
+    /** The variant, and a phase hook that announces the breakpoint through {@code print} and waits for a line on stdin. */
+    SettlementWorker.Builder apply(SettlementWorker.Builder builder, String worker, Consumer<SettlementEvent> print) {
+        return builder.variant(variant()).phaseHook((phase, refundId) -> {
+            if (breakpoint != null && phase.name().equals(breakpoint[0]) && refundId.equals(breakpoint[1])) {
+                print.accept(new SettlementEvent(SettlementEvent.Type.BREAKPOINT, worker, refundId, 0, pauseAt, System.currentTimeMillis()));
+                readLine();
+            }
+        });
+    }
+
+    void awaitStartCue() {
+        if (startOnStdin) {
+            readLine();
+        }
+    }
+
+    private void readLine() {
+        try {
+            stdin.readLine();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}
