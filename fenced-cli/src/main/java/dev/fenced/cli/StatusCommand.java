@@ -3,14 +3,15 @@ package dev.fenced.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.fenced.fleet.JobQueueStatus;
+import dev.fenced.fleet.SettlementJobs;
 import dev.fenced.gateway.GatewayRefund;
 import dev.fenced.redis.LeaseSnapshot;
 import dev.fenced.redis.RedisLeaseStore;
 import dev.fenced.settlement.Merchants;
 import dev.fenced.settlement.RefundSummary;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -36,36 +37,34 @@ final class StatusCommand implements Callable<Integer> {
         String resource = Merchants.resource(merchant);
         String redisUrl = Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL");
         String dbUrl = Connections.require(connections.dbUrl, "--db-url", "FENCED_DB_URL");
-        Map<String, Object> status = new LinkedHashMap<>();
-        status.put("merchant", merchant);
+        LeaseSnapshot lease;
+        RefundSummary refunds;
         try (HikariDataSource db = Connections.readOnlyDatabase(dbUrl, 2); RedisLeaseStore leases = Connections.leases(redisUrl, db, null)) {
-            LeaseSnapshot lease = leases.inspect(resource);
-            status.put("leaseHolder", lease.holder());
-            status.put("leaseMillisLeft", lease.timeLeft().toMillis());
-            status.put("counter", lease.counter());
-            RefundSummary refunds = RefundSummary.of(db, merchant);
-            status.put("rowsByState", refunds.rowsByState());
-            status.put("highestFence", refunds.highestFence());
-            status.put("totalAmount", refunds.totalAmount().toPlainString());
+            lease = leases.inspect(resource);
+            refunds = RefundSummary.of(db, merchant);
         }
+        Integer gatewayRefunds = null;
+        Long gatewayDuplicates = null;
         if (connections.gatewayUrl != null && !connections.gatewayUrl.isBlank()) {
             List<GatewayRefund> ledger = Connections.gateway(connections.gatewayUrl).ledger().stream()
                     .filter(r -> r.merchant().equals(merchant)).toList();
-            long unique = ledger.stream().map(GatewayRefund::reference).distinct().count();
-            status.put("gatewayRefunds", ledger.size());
-            status.put("gatewayDuplicates", ledger.size() - unique);
+            gatewayRefunds = ledger.size();
+            gatewayDuplicates = ledger.size() - ledger.stream().map(GatewayRefund::reference).distinct().count();
         }
+        Optional<JobQueueStatus> jobs = Optional.empty();
         if (nats.given()) {
             nats.requireUrl();
             try (io.nats.client.Connection broker = nats.connect("fenced-status")) {
-                status.put("jobs", dev.fenced.fleet.SettlementJobs.statusOf(broker, nats.streamBuilder().build())
-                        .<Object>map(jobs -> jobs).orElse("no stream " + nats.stream));
+                jobs = SettlementJobs.statusOf(broker, nats.streamBuilder().build());
             }
         }
+        StatusReport report = new StatusReport(merchant, lease.holder(), lease.timeLeft().toMillis(), lease.counter(), refunds.rowsByState(),
+                refunds.highestFence(), refunds.totalAmount().toPlainString(), gatewayRefunds, gatewayDuplicates, jobs.orElse(null),
+                nats.given() && jobs.isEmpty() ? nats.stream : null);
         if (json) {
-            System.out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(status));
+            System.out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(report));
         } else {
-            status.forEach((key, value) -> System.out.printf("%-18s %s%n", key, value));
+            System.out.print(report.text());
         }
         return 0;
     }

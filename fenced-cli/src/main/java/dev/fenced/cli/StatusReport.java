@@ -1,0 +1,55 @@
+package dev.fenced.cli;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyOrder;
+import dev.fenced.fleet.JobQueueStatus;
+import java.util.Map;
+
+/**
+ * What {@code fenced status} shows for a merchant: the lease, the counter, the refund rows, and
+ * when asked the gateway's view and the job stream's. The optional parts are null when not asked,
+ * and left out of the JSON.
+ *
+ * @param counter the token counter, or null when Redis has none for the merchant
+ *
+ * @param gatewayRefunds refunds the gateway holds for the merchant, or null without a gateway
+ * @param jobs the job stream, or null without NATS
+ * @param jobStreamMissing the stream's name when NATS was given but the stream does not exist
+ */
+@JsonPropertyOrder({"merchant", "leaseHolder", "leaseMillisLeft", "counter", "rowsByState", "highestFence", "totalAmount",
+        "gatewayRefunds", "gatewayDuplicates", "jobs", "jobStreamMissing"})
+public record StatusReport(String merchant, String leaseHolder, long leaseMillisLeft, Long counter, Map<String, Long> rowsByState,
+                           long highestFence, String totalAmount,
+                           @JsonInclude(JsonInclude.Include.NON_NULL) Integer gatewayRefunds,
+                           @JsonInclude(JsonInclude.Include.NON_NULL) Long gatewayDuplicates,
+                           @JsonInclude(JsonInclude.Include.NON_NULL) JobQueueStatus jobs,
+                           @JsonInclude(JsonInclude.Include.NON_NULL) String jobStreamMissing) {
+
+    /** The report as the text lines of {@code status}, in the JSON's order. */
+    String text() {
+        StringBuilder out = new StringBuilder();
+        line(out, "merchant", merchant);
+        line(out, "leaseHolder", leaseHolder);
+        line(out, "leaseMillisLeft", leaseMillisLeft);
+        line(out, "counter", counter);
+        line(out, "rowsByState", rowsByState);
+        line(out, "highestFence", highestFence);
+        line(out, "totalAmount", totalAmount);
+        if (gatewayRefunds != null) {
+            line(out, "gatewayRefunds", gatewayRefunds);
+            line(out, "gatewayDuplicates", gatewayDuplicates);
+        }
+        if (jobs != null) {
+            line(out, "jobs", "waiting " + jobs.waiting() + ", in progress " + jobs.inProgress() + ", redelivered " + jobs.redelivered()
+                    + ", dead letters " + jobs.deadLetters());
+        }
+        if (jobStreamMissing != null) {
+            line(out, "jobs", "no stream " + jobStreamMissing);
+        }
+        return out.toString();
+    }
+
+    private static void line(StringBuilder out, String key, Object value) {
+        out.append(String.format("%-18s %s%n", key, value));
+    }
+}
