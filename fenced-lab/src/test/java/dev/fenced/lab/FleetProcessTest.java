@@ -1,0 +1,187 @@
+package dev.fenced.lab;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.fenced.cli.Connections;
+import dev.fenced.cli.EventLine;
+import dev.fenced.fleet.Broker;
+import dev.fenced.fleet.JobEvent;
+import dev.fenced.fleet.JobStream;
+import dev.fenced.fleet.SettlementJobs;
+import dev.fenced.gateway.GatewayConfig;
+import dev.fenced.gateway.GatewayRefund;
+import dev.fenced.gateway.PaymentGateway;
+import dev.fenced.settlement.RefundSeeder;
+import dev.fenced.settlement.RefundSummary;
+import dev.fenced.settlement.SettlementEvent;
+import dev.fenced.testing.TestDatabases;
+import dev.fenced.testing.TestNats;
+import dev.fenced.testing.TestRedis;
+import io.nats.client.Connection;
+import java.math.BigDecimal;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The fleet as processes: {@code fenced worker}s (the lab's variant, for breakpoints and the
+ * negative control) fed by a real JetStream, frozen with SIGSTOP, killed with SIGKILL and drained
+ * with SIGTERM. Every redelivery is JetStream's; the test only signals processes.
+ */
+class FleetProcessTest {
+    private static final Duration LONG = Duration.ofMinutes(2);
+    private static HikariDataSource db;
+    private static Connection nats;
+    private static final List<JobStream> STREAMS = new ArrayList<>();
+
+    @BeforeAll
+    static void connect() {
+        db = Connections.database(TestDatabases.postgresUrl(), 4);
+        nats = Broker.connect(TestNats.url(), Duration.ofSeconds(5), "fleet-process-test");
+    }
+
+    @AfterAll
+    static void close() throws Exception {
+        if (nats != null) {
+            for (JobStream stream : STREAMS) {
+                nats.jetStreamManagement().deleteStream(stream.stream());
+                nats.jetStreamManagement().deleteStream(stream.deadStream());
+            }
+            nats.close();
+        }
+        if (db != null) {
+            db.close();
+        }
+    }
+
+    private record Setup(String merchant, String stream, Map<String, String> env) {
+    }
+
+    private static Setup enqueued(PaymentGateway gateway, int refunds) {
+        String merchant = "m_" + UUID.randomUUID().toString().substring(0, 8);
+        RefundSeeder.seed(db, merchant, merchant + "_r", refunds, BigDecimal.TEN.multiply(BigDecimal.valueOf(refunds)), "EUR");
+        String name = "T_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10).toUpperCase(Locale.ROOT);
+        JobStream stream = JobStream.builder().stream(name).ackWait(Duration.ofSeconds(2)).build();
+        STREAMS.add(stream);
+        SettlementJobs.on(nats, stream).enqueue(merchant);
+        return new Setup(merchant, name, Map.of("FENCED_REDIS_URL", TestRedis.uri(), "FENCED_DB_URL", TestDatabases.postgresUrl(),
+                "FENCED_GATEWAY_URL", gateway.url(), "FENCED_NATS_URL", TestNats.url()));
+    }
+
+    private static WorkerProcess worker(String name, Setup setup, String... extra) {
+        List<String> args = new ArrayList<>(List.of("lab-worker", "--name", name, "--stream", setup.stream(), "--jobs", "1",
+                "--ttl", "2s", "--ack-wait", "2s", "--events"));
+        args.addAll(List.of(extra));
+        if (!args.contains("--concurrency")) {
+            args.addAll(List.of("--concurrency", "1"));
+        }
+        return WorkerProcess.start(name, args, setup.env());
+    }
+
+    private static void assertPaidOnce(PaymentGateway gateway, String merchant, int refunds) {
+        List<GatewayRefund> mine = gateway.ledger().stream().filter(r -> r.merchant().equals(merchant)).toList();
+        assertThat(mine).hasSize(refunds);
+        assertThat(mine.stream().map(GatewayRefund::reference).distinct().count()).isEqualTo(refunds);
+    }
+
+    /** SIGTERM: the worker drains and exits 0. */
+    private static void drain(WorkerProcess worker) {
+        worker.signal("TERM");
+        assertThat(worker.awaitExit(Duration.ofSeconds(60))).as("%s drained: %s", worker.name(), worker.stderrTail()).isZero();
+    }
+
+    /**
+     * A is frozen holding a claimed refund past AckWait; JetStream redelivers its job to B, whose
+     * token takes the merchant over; A is resumed and its confirm is refused. Control: without the
+     * fence, A's stale confirm is accepted.
+     */
+    @ParameterizedTest(name = "fencing {0}")
+    @ValueSource(booleans = {true, false})
+    void aWorkerFrozenPastAckWaitLosesItsJobAndItsStaleWritesAreRefused(boolean fencing) {
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ofMillis(5)).build())) {
+            Setup setup = enqueued(gateway, 40);
+            String stalled = RefundSeeder.refundId(setup.merchant() + "_r", 10);
+            String[] knobs = fencing ? new String[0] : new String[] {"--no-fence"};
+            List<String> aArgs = new ArrayList<>(List.of(knobs));
+            aArgs.addAll(List.of("--pause-at", "after-claim:" + stalled));
+            try (WorkerProcess a = worker("A", setup, aArgs.toArray(String[]::new))) {
+                a.awaitEvent(Events.ofType(SettlementEvent.Type.BREAKPOINT), LONG, "the breakpoint");
+                a.signal("STOP");
+                try (WorkerProcess b = worker("B", setup, knobs)) {
+                    EventLine acked = b.awaitEvent(Events.ofJob(JobEvent.Type.ACKED), LONG, "B finishing the redelivered job");
+                    assertThat(((EventLine.Job) acked).delivery()).as("a redelivery by JetStream").isGreaterThanOrEqualTo(2);
+                    long tokenB = Events.token(b.awaitEvent(Events.ofType(SettlementEvent.Type.ACQUIRED), LONG, "B's lease"));
+                    a.signal("CONT");
+                    a.writeLine("go");
+                    a.awaitEvent(Events.ofJob(JobEvent.Type.LEFT, JobEvent.Type.ACKED), LONG, "A's answer after it woke");
+                    long staleConfirms = a.events().stream().filter(Events.ofType(SettlementEvent.Type.CONFIRMED))
+                            .filter(e -> e.at() >= acked.at()).count();
+                    if (fencing) {
+                        assertThat(a.firstEvent(Events.ofType(SettlementEvent.Type.VIOLATION).and(Events.about(stalled))))
+                                .as("A's confirm of %s refused", stalled).isPresent();
+                        assertThat(staleConfirms).as("stale confirms accepted").isZero();
+                        assertThat(RefundSummary.of(db, setup.merchant()).highestFence()).isEqualTo(tokenB);
+                    } else {
+                        assertThat(staleConfirms).as("control: stale confirms accepted without the fence").isPositive();
+                    }
+                    assertPaidOnce(gateway, setup.merchant(), 40);
+                    drain(b);
+                }
+                drain(a);
+            }
+        }
+    }
+
+    /** A is killed between the gateway's answer and its confirm; JetStream redelivers the job and B finishes it: every refund paid once. */
+    @Test
+    void aKilledWorkersJobIsRedeliveredAndFinished() {
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ofMillis(5)).build())) {
+            Setup setup = enqueued(gateway, 30);
+            String victim = RefundSeeder.refundId(setup.merchant() + "_r", 12);
+            try (WorkerProcess a = worker("A", setup, "--pause-at", "after-gateway:" + victim)) {
+                a.awaitEvent(Events.ofType(SettlementEvent.Type.BREAKPOINT), LONG, "the breakpoint");
+                a.signal("KILL");
+                a.awaitExit(Duration.ofSeconds(30));
+            }
+            try (WorkerProcess b = worker("B", setup)) {
+                b.awaitEvent(Events.ofJob(JobEvent.Type.ACKED), LONG, "B finishing the job");
+                assertThat(b.firstEvent(Events.ofType(SettlementEvent.Type.CHECKED).and(Events.about(victim))))
+                        .as("the killed worker's refund looked up by key first").isPresent();
+                assertPaidOnce(gateway, setup.merchant(), 30);
+                assertThat(RefundSummary.of(db, setup.merchant()).rowsByState()).containsExactly(Map.entry("sent", 30L));
+                drain(b);
+            }
+        }
+    }
+
+    /** SIGTERM mid-job: no new claim, what is in flight confirmed, nothing left claimed, exit 0; the next worker finishes. */
+    @Test
+    void sigtermDrainsWithNothingLeftClaimed() {
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ofMillis(40)).build())) {
+            Setup setup = enqueued(gateway, 80);
+            try (WorkerProcess a = worker("A", setup, "--concurrency", "4")) {
+                a.awaitEvent(line -> a.events().stream().filter(Events.ofType(SettlementEvent.Type.CONFIRMED)).count() >= 8, LONG,
+                        "eight confirms");
+                drain(a);
+                assertThat(a.firstEvent(Events.ofJob(JobEvent.Type.HANDED_BACK))).as("the job handed back").isPresent();
+            }
+            RefundSummary between = RefundSummary.of(db, setup.merchant());
+            assertThat(between.count("sending")).as("claimed and left by the drain").isZero();
+            assertThat(between.count("sent")).isBetween(8L, 79L);
+            try (WorkerProcess b = worker("B", setup, "--concurrency", "4")) {
+                b.awaitEvent(Events.ofJob(JobEvent.Type.ACKED), LONG, "B finishing the job");
+                assertPaidOnce(gateway, setup.merchant(), 80);
+                drain(b);
+            }
+        }
+    }
+}
