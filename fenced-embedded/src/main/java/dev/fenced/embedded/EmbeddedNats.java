@@ -49,6 +49,16 @@ public final class EmbeddedNats implements AutoCloseable {
         launch(binary());
     }
 
+    /** True when a {@code nats-server} binary is on the PATH (or in the usual system folders). */
+    public static boolean isAvailable() {
+        try {
+            binary();
+            return true;
+        } catch (IllegalStateException none) {
+            return false;
+        }
+    }
+
     private static String binary() {
         for (String dir : System.getenv().getOrDefault("PATH", "/usr/bin:/usr/sbin").split(":")) {
             Path candidate = Path.of(dir, "nats-server");
