@@ -1,5 +1,6 @@
 package dev.fenced.bench;
 
+import dev.fenced.embedded.EmbeddedNats;
 import dev.fenced.embedded.EmbeddedPostgresServer;
 import dev.fenced.embedded.EmbeddedRedis;
 import java.util.Collection;
@@ -15,9 +16,10 @@ import org.openjdk.jmh.runner.options.TimeValue;
 
 /**
  * Runs every benchmark with its baseline in the same run and prints ratios. Uses the servers in
- * {@code FENCED_REDIS_URL}, {@code FENCED_PG_URL} and {@code FENCED_MARIADB_URL}, or embedded
- * ones. {@code --quick} proves they still run in a few minutes; its figures are rough.
- * {@code --only lease|writes|tokens|settlement|memory} runs one section.
+ * {@code FENCED_REDIS_URL}, {@code FENCED_PG_URL}, {@code FENCED_MARIADB_URL} and (for the fleet)
+ * {@code FENCED_NATS_URL}, or embedded ones. {@code --quick} proves they still run in a few
+ * minutes; its figures are rough. {@code --only lease|writes|tokens|settlement|fleet|memory} runs
+ * one section.
  */
 public final class BenchMain {
     private BenchMain() {
@@ -31,12 +33,15 @@ public final class BenchMain {
                 only = args[i + 1];
             }
         }
-        if (only != null && !List.of("lease", "writes", "tokens", "settlement", "memory").contains(only)) {
-            System.err.println("benchmarks: --only takes lease, writes, tokens, settlement or memory, got " + only);
+        if (only != null && !List.of("lease", "writes", "tokens", "settlement", "fleet", "memory").contains(only)) {
+            System.err.println("benchmarks: --only takes lease, writes, tokens, settlement, fleet or memory, got " + only);
             System.exit(2);
         }
         EmbeddedRedis redis = null;
         EmbeddedPostgresServer postgres = null;
+        EmbeddedNats nats = null;
+        boolean fleet = only == null || only.equals("fleet");
+        String natsUrl = env("FENCED_NATS_URL");
         String redisUrl = env("FENCED_REDIS_URL");
         String pgUrl = env("FENCED_PG_URL");
         String mariadbUrl = env("FENCED_MARIADB_URL");
@@ -49,6 +54,10 @@ public final class BenchMain {
                 postgres = EmbeddedPostgresServer.start();
                 pgUrl = postgres.jdbcUrl();
             }
+            if (fleet && natsUrl == null) {
+                nats = EmbeddedNats.start();
+                natsUrl = nats.url();
+            }
             System.setProperty(BenchServers.REDIS, redisUrl);
             System.setProperty(BenchServers.PG, pgUrl);
             if (mariadbUrl != null) {
@@ -60,7 +69,9 @@ public final class BenchMain {
                     .append(Runtime.getRuntime().availableProcessors()).append(" cores; Redis ")
                     .append(redis != null ? "embedded" : "from FENCED_REDIS_URL").append(", PostgreSQL ")
                     .append(postgres != null ? "embedded (fsync off)" : "from FENCED_PG_URL").append(", MariaDB ")
-                    .append(mariadbUrl != null ? "from FENCED_MARIADB_URL" : "not measured (FENCED_MARIADB_URL unset)").append(".\n\n");
+                    .append(mariadbUrl != null ? "from FENCED_MARIADB_URL" : "not measured (FENCED_MARIADB_URL unset)")
+                    .append(fleet ? (nats != null ? ", NATS embedded (nats-server from the PATH)" : ", NATS from FENCED_NATS_URL") : "")
+                    .append(".\n\n");
             if (only == null || only.equals("lease")) {
                 report.append(PairedLeases.run(redisUrl, quick));
                 leases(report, quick, 1);
@@ -80,11 +91,17 @@ public final class BenchMain {
             if (only == null || only.equals("settlement")) {
                 report.append(SettlementThroughput.run(redisUrl, pgUrl, quick));
             }
+            if (fleet) {
+                report.append(FleetThroughput.run(redisUrl, pgUrl, natsUrl, quick));
+            }
             if (only == null || only.equals("memory")) {
                 report.append(Footprint.run(redisUrl, pgUrl));
             }
             System.out.println(report);
         } finally {
+            if (nats != null) {
+                nats.close();
+            }
             if (postgres != null) {
                 postgres.close();
             }

@@ -103,8 +103,8 @@ final class SettlementThroughput {
         return new HikariDataSource(config);
     }
 
-    /** Auto-commit UPDATEs per second from {@code connections} threads, each on its own row. */
-    private static double commitRate(HikariDataSource db, int connections, Duration duration) throws Exception {
+    /** Auto-commit UPDATEs per second from {@code connections} threads, each on its own row; the fleet section uses it too. */
+    static double commitRate(HikariDataSource db, int connections, Duration duration) throws Exception {
         String table = "bench_commit_rate";
         try (Connection c = db.getConnection(); Statement s = c.createStatement()) {
             s.execute("DROP TABLE IF EXISTS " + table);
