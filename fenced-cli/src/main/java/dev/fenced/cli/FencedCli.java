@@ -19,7 +19,7 @@ import picocli.CommandLine.ScopeType;
 /**
  * The {@code fenced} command: the operator's commands, and those of any {@link CommandSet} on the
  * class path (the lab's demo, compare and chaos). Exit codes: 0 success, 1 runtime failure, 2 usage error; settle adds
- * 3 to 7, reconcile 4 and 8. Every mistake is one line on stderr; nothing it prints carries a
+ * 3 to 7 and 9 (stopped by a signal), reconcile 4 and 8, and a drain that outlasts its limit 10. Every mistake is one line on stderr; nothing it prints carries a
  * secret from a URL it was given (see {@link Secrets}); libraries' log lines appear only with
  * {@code --verbose}.
  */

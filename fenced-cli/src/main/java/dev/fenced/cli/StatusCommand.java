@@ -3,7 +3,9 @@ package dev.fenced.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.fenced.StoreUnavailableException;
 import dev.fenced.fleet.JobQueueStatus;
+import dev.fenced.fleet.JobStream;
 import dev.fenced.fleet.SettlementJobs;
 import dev.fenced.gateway.GatewayRefund;
 import dev.fenced.redis.LeaseSnapshot;
@@ -52,15 +54,20 @@ final class StatusCommand implements Callable<Integer> {
             gatewayDuplicates = ledger.size() - ledger.stream().map(GatewayRefund::reference).distinct().count();
         }
         Optional<JobQueueStatus> jobs = Optional.empty();
+        String jobsMissing = null;
         if (nats.given()) {
             nats.requireUrl();
+            JobStream stream = nats.streamBuilder().build();
+            jobsMissing = "no stream " + stream.stream();
             try (io.nats.client.Connection broker = nats.connect("fenced-status")) {
-                jobs = SettlementJobs.statusOf(broker, nats.streamBuilder().build());
+                jobs = SettlementJobs.statusOf(broker, stream);
+            } catch (StoreUnavailableException e) {
+                jobsMissing = "unavailable: " + e.getMessage(); // a read-only view degrades, it does not fail
             }
         }
         StatusReport report = new StatusReport(merchant, lease.holder(), lease.timeLeft().toMillis(), lease.counter(), refunds.rowsByState(),
                 refunds.highestFence(), refunds.totalAmount().toPlainString(), gatewayRefunds, gatewayDuplicates, jobs.orElse(null),
-                nats.given() && jobs.isEmpty() ? nats.stream : null);
+                jobs.isEmpty() ? jobsMissing : null);
         if (json) {
             System.out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(report));
         } else {

@@ -13,17 +13,18 @@ import java.util.Map;
  * @param counter the token counter, or null when Redis has none for the merchant
  *
  * @param gatewayRefunds refunds the gateway holds for the merchant, or null without a gateway
- * @param jobs the job stream, or null without NATS
- * @param jobStreamMissing the stream's name when NATS was given but the stream does not exist
+ * @param jobs the whole job stream (every merchant's jobs), or null without NATS
+ * @param jobsUnknown why the job stream could not be shown when NATS was given (no such stream,
+ *     NATS unreachable), or null
  */
 @JsonPropertyOrder({"merchant", "leaseHolder", "leaseMillisLeft", "counter", "rowsByState", "highestFence", "totalAmount",
-        "gatewayRefunds", "gatewayDuplicates", "jobs", "jobStreamMissing"})
+        "gatewayRefunds", "gatewayDuplicates", "jobs", "jobsUnknown"})
 public record StatusReport(String merchant, String leaseHolder, long leaseMillisLeft, Long counter, Map<String, Long> rowsByState,
                            long highestFence, String totalAmount,
                            @JsonInclude(JsonInclude.Include.NON_NULL) Integer gatewayRefunds,
                            @JsonInclude(JsonInclude.Include.NON_NULL) Long gatewayDuplicates,
                            @JsonInclude(JsonInclude.Include.NON_NULL) JobQueueStatus jobs,
-                           @JsonInclude(JsonInclude.Include.NON_NULL) String jobStreamMissing) {
+                           @JsonInclude(JsonInclude.Include.NON_NULL) String jobsUnknown) {
 
     /** The report as the text lines of {@code status}, in the JSON's order. */
     String text() {
@@ -40,11 +41,11 @@ public record StatusReport(String merchant, String leaseHolder, long leaseMillis
             line(out, "gatewayDuplicates", gatewayDuplicates);
         }
         if (jobs != null) {
-            line(out, "jobs", "waiting " + jobs.waiting() + ", in progress " + jobs.inProgress() + ", redelivered " + jobs.redelivered()
+            line(out, "jobs (stream)", "waiting " + jobs.waiting() + ", in progress " + jobs.inProgress() + ", redelivered " + jobs.redelivered()
                     + ", dead letters " + jobs.deadLetters());
         }
-        if (jobStreamMissing != null) {
-            line(out, "jobs", "no stream " + jobStreamMissing);
+        if (jobsUnknown != null) {
+            line(out, "jobs (stream)", jobsUnknown);
         }
         return out.toString();
     }

@@ -5,6 +5,7 @@ import dev.fenced.fleet.FleetWorker;
 import dev.fenced.fleet.JobEvent;
 import dev.fenced.fleet.JobStream;
 import dev.fenced.fleet.SettlementJobs;
+import dev.fenced.gateway.GatewayClient;
 import dev.fenced.redis.RedisLeaseStore;
 import dev.fenced.settlement.SettlementWorker;
 import io.nats.client.Connection;
@@ -68,16 +69,18 @@ public class WorkerCommand implements Callable<Integer> {
         String redisUrl = Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL");
         String dbUrl = Connections.require(connections.dbUrl, "--db-url", "FENCED_DB_URL");
         String gatewayUrl = Connections.require(connections.gatewayUrl, "--gateway-url", "FENCED_GATEWAY_URL");
-        Connections.gateway(gatewayUrl); // a malformed URL is a usage error now, not at the first job
+        GatewayClient gateway = Connections.gateway(gatewayUrl); // one client for every job; a malformed URL is a usage error now
         String owner = "worker-" + name.replaceAll("[^A-Za-z0-9_-]", "_");
         try (HikariDataSource db = Connections.database(dbUrl, jobs * (concurrency + 2));
              RedisLeaseStore leases = Connections.leases(redisUrl, db, owner);
              Connection broker = nats.connect("fenced-" + owner)) {
-            SettlementJobs.on(broker, stream);
-            FleetWorker fleet = FleetWorker.builder().connection(broker).stream(stream).jobs(jobs).drainTime(Connections.DRAIN_TIME)
+            SettlementJobs.configure(broker, stream);
+            // The jobs get the drain time less what the flush of their answers and the release of the stores need.
+            FleetWorker fleet = FleetWorker.builder().connection(broker).stream(stream).jobs(jobs)
+                    .drainTime(Connections.DRAIN_TIME.minusSeconds(5))
                     .listener(this::print)
                     .workers(merchant -> adapt(SettlementWorker.builder().leaseStore(leases).dataSource(db)
-                            .gateway(Connections.gateway(gatewayUrl)).ttl(ttl).concurrency(concurrency).name(name)
+                            .gateway(gateway).ttl(ttl).concurrency(concurrency).name(name)
                             .listener(event -> {
                                 if (events) {
                                     EventLines.event(event, merchant);

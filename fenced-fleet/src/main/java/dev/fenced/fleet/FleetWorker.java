@@ -1,5 +1,6 @@
 package dev.fenced.fleet;
 
+import dev.fenced.StoreUnavailableException;
 import dev.fenced.settlement.Merchants;
 import dev.fenced.settlement.SettlementOutcome;
 import dev.fenced.settlement.SettlementWorker;
@@ -17,6 +18,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
@@ -41,9 +43,11 @@ import java.util.function.Function;
  *
  * While a job runs, the worker sends an in-progress ack every AckWait / 3, so a slow live job keeps
  * its delivery; a paused or dead process stops heartbeating, JetStream redelivers its job, and the
- * next holder's token fences the old one out. A job delivered {@code 4 × maxDeliver} times without
- * an answer (e.g. one that kills its worker) is dead-lettered when it arrives. The worker never
- * acks a job it did not finish, so a crash loses nothing.
+ * next holder's token fences the old one out. A run whose lease was gone when it ended (it was
+ * paused, and JetStream may have handed its job on) leaves its delivery alone unless the work is
+ * done. A job delivered {@code 4 × maxDeliver} times (e.g. one that kills its worker every time)
+ * is dead-lettered when it arrives. The worker never acks a job it did not finish, so a crash loses
+ * nothing.
  */
 public final class FleetWorker {
     private final Connection connection;
@@ -86,13 +90,18 @@ public final class FleetWorker {
      * in flight stop claiming and end within the drain time, their deliveries answered.
      */
     public Summary run(BooleanSupplier stopRequested) {
-        JobAnswers answers = new JobAnswers(connection, stream, retryDelay, listener);
+        Duration ackWait = consumerAckWait();
+        JobAnswers answers = new JobAnswers(connection, stream, ackWait, retryDelay, listener);
         ExecutorService pool = Executors.newFixedThreadPool(jobs, daemon("fleet-job"));
         ScheduledExecutorService heart = Executors.newSingleThreadScheduledExecutor(daemon("fleet-heartbeat"));
         Semaphore free = new Semaphore(jobs);
+        // Raised first when the loop ends for any reason, so that the jobs in flight drain before
+        // the caller closes the stores under them.
+        AtomicBoolean stopping = new AtomicBoolean();
+        BooleanSupplier stop = () -> stopping.get() || stopRequested.getAsBoolean();
         try {
             JetStreamSubscription subscription = connection.jetStream().subscribe(null, PullSubscribeOptions.bind(stream.stream(), stream.consumer()));
-            while (!stopRequested.getAsBoolean()) {
+            while (!stop.getAsBoolean()) {
                 if (!free.tryAcquire(200, TimeUnit.MILLISECONDS)) {
                     continue;
                 }
@@ -106,7 +115,7 @@ public final class FleetWorker {
                 for (Message message : delivered) {
                     pool.execute(() -> {
                         try {
-                            handle(message, stopRequested, heart, answers);
+                            handle(message, stop, heart, answers, ackWait);
                         } finally {
                             free.release();
                         }
@@ -115,9 +124,10 @@ public final class FleetWorker {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-        } catch (java.io.IOException | io.nats.client.JetStreamApiException e) {
-            throw new dev.fenced.StoreUnavailableException("could not consume " + stream.stream() + "/" + stream.consumer() + ": " + e.getMessage(), e);
+        } catch (java.io.IOException | io.nats.client.JetStreamApiException | RuntimeException e) {
+            throw new StoreUnavailableException("could not consume " + stream.stream() + "/" + stream.consumer() + ": " + e.getMessage(), e);
         } finally {
+            stopping.set(true);
             pool.shutdown();
             try {
                 pool.awaitTermination(drainTime.toMillis(), TimeUnit.MILLISECONDS);
@@ -130,7 +140,18 @@ public final class FleetWorker {
         return answers.summary();
     }
 
-    private void handle(Message message, BooleanSupplier stopRequested, ScheduledExecutorService heart, JobAnswers answers) {
+    /** The AckWait the consumer really has: another worker may have set it; heartbeats must beat it. */
+    private Duration consumerAckWait() {
+        try {
+            Duration configured = connection.jetStreamManagement().getConsumerInfo(stream.stream(), stream.consumer())
+                    .getConsumerConfiguration().getAckWait();
+            return configured == null ? stream.ackWait() : configured;
+        } catch (java.io.IOException | io.nats.client.JetStreamApiException e) {
+            throw new StoreUnavailableException("could not read the consumer " + stream.consumer() + ": " + e.getMessage(), e);
+        }
+    }
+
+    private void handle(Message message, BooleanSupplier stopRequested, ScheduledExecutorService heart, JobAnswers answers, Duration ackWait) {
         long sequence = message.metaData().streamSequence();
         long delivery = message.metaData().deliveredCount();
         String merchant = new String(message.getData(), StandardCharsets.UTF_8);
@@ -144,14 +165,18 @@ public final class FleetWorker {
             answers.handBack(message, merchant, sequence, delivery, "draining");
             return;
         }
-        if (delivery > 4L * stream.maxDeliver()) {
+        if (delivery >= 4L * stream.maxDeliver()) {
             answers.deadLetter(message, merchant, sequence, delivery, "delivered " + delivery + " times without an answer");
             return;
         }
-        long beat = Math.max(100, stream.ackWait().toMillis() / 3);
+        long beat = Math.max(100, ackWait.toMillis() / 3);
         Runnable inProgress = () -> {
             long start = System.nanoTime();
-            message.inProgress();
+            try {
+                message.inProgress();
+            } catch (RuntimeException reconnecting) {
+                // a throw would cancel every later beat: the next one tries again
+            }
             answers.brokerNanos.addAndGet(System.nanoTime() - start);
         };
         ScheduledFuture<?> heartbeat = heartbeats ? heart.scheduleAtFixedRate(inProgress, beat, beat, TimeUnit.MILLISECONDS) : null;

@@ -3,6 +3,7 @@ package dev.fenced.fleet;
 import dev.fenced.settlement.SettlementOutcome;
 import io.nats.client.Connection;
 import io.nats.client.Message;
+import io.nats.client.PublishOptions;
 import io.nats.client.impl.Headers;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
@@ -19,6 +20,7 @@ final class JobAnswers {
 
     private final Connection connection;
     private final JobStream stream;
+    private final Duration ackWait;
     private final Duration retryDelay;
     private final Consumer<JobEvent> listener;
 
@@ -35,22 +37,30 @@ final class JobAnswers {
                 TimeUnit.NANOSECONDS.toMillis(settleNanos.get()), TimeUnit.NANOSECONDS.toMillis(brokerNanos.get()));
     }
 
-    JobAnswers(Connection connection, JobStream stream, Duration retryDelay, Consumer<JobEvent> listener) {
+    JobAnswers(Connection connection, JobStream stream, Duration ackWait, Duration retryDelay, Consumer<JobEvent> listener) {
         this.connection = connection;
         this.stream = stream;
+        this.ackWait = ackWait;
         this.retryDelay = retryDelay;
         this.listener = listener;
     }
 
     void answer(Message message, String merchant, long sequence, long delivery, SettlementOutcome outcome) {
         String result = outcome.result().name();
+        boolean done = outcome.result() == SettlementOutcome.Result.COMPLETED || outcome.result() == SettlementOutcome.Result.REJECTED;
+        if (outcome.stale() && !done) {
+            // A nak or a dead letter from a stale delivery would land on the live holder's redelivery.
+            left.incrementAndGet();
+            emit(JobEvent.Type.LEFT, merchant, sequence, delivery, result + " after the lease was gone");
+            return;
+        }
         switch (outcome.result()) {
             case COMPLETED, REJECTED -> {
                 message.ack();
                 acked.incrementAndGet();
                 emit(JobEvent.Type.ACKED, merchant, sequence, delivery, result);
             }
-            case LEASE_BUSY -> retry(message, merchant, sequence, delivery, stream.ackWait(), result);
+            case LEASE_BUSY -> retry(message, merchant, sequence, delivery, ackWait, result);
             case GATEWAY_UNAVAILABLE, FAILED -> {
                 if (delivery >= stream.maxDeliver()) {
                     deadLetter(message, merchant, sequence, delivery, result + (outcome.error() == null ? "" : ": " + outcome.error()));
@@ -84,9 +94,11 @@ final class JobAnswers {
         Headers headers = new Headers().add(REASON_HEADER, reason).add("Fenced-Deliveries", Long.toString(delivery))
                 .add("Fenced-Job-Sequence", Long.toString(sequence));
         try {
-            connection.jetStream().publish(stream.deadSubject(merchant), headers, message.getData());
+            // One dead letter per job even when a publish is retried or the worker dies before the term.
+            connection.jetStream().publish(stream.deadSubject(merchant), headers, message.getData(),
+                    PublishOptions.builder().messageId("dead:" + stream.stream() + ":" + sequence).expectedStream(stream.deadStream()).build());
         } catch (java.io.IOException | io.nats.client.JetStreamApiException | RuntimeException e) {
-            retry(message, merchant, sequence, delivery, stream.ackWait(), "the dead letters are unreachable: " + e.getMessage());
+            retry(message, merchant, sequence, delivery, ackWait, "the dead letters are unreachable: " + e.getMessage());
             return;
         }
         message.term();

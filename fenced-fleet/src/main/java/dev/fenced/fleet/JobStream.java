@@ -24,14 +24,15 @@ import java.util.regex.Pattern;
  *       window of 2 minutes (two enqueues of one job within it are one job).</li>
  *   <li>Durable pull consumer {@code settlement-workers}, explicit acks, <b>AckWait</b> 30 s (the
  *       job's visibility timeout: a worker that stops heartbeating for that long loses the job to
- *       another), no broker-side delivery limit: the worker itself sends a job delivered more than
- *       {@code maxDeliver} (5) times to the dead letters, so that a job is never parked silently
- *       by the broker.</li>
+ *       another; the workers set it, producers never change it), no broker-side delivery limit:
+ *       the worker itself sends a job that fails on its {@code maxDeliver}-th delivery (5; every
+ *       delivery counts, also one that found the lease busy) to the dead letters, so that a job
+ *       is never parked silently by the broker.</li>
  *   <li>Stream {@code FENCED_SETTLE_DEAD} on {@code fenced.settle.dead.<merchant>}, limits
  *       retention, file storage, kept 14 days: the dead letters, with the reason in a header.</li>
  * </ul>
  *
- * {@link #ensure(JetStreamManagement)} creates them or brings them to these settings at start; a
+ * {@link #ensure(JetStreamManagement, boolean)} creates them or brings them to these settings at start; a
  * stream of the same name with another retention is refused rather than changed.
  */
 public final class JobStream {
@@ -114,17 +115,28 @@ public final class JobStream {
         return subject.substring(subject.lastIndexOf('.') + 1);
     }
 
-    /** Creates the streams and the consumer, or brings existing ones to these settings. */
-    public void ensure(JetStreamManagement management) throws IOException, JetStreamApiException {
+    /**
+     * Creates the streams and the consumer, or brings existing ones to these settings. With
+     * {@code configureConsumer} false an existing consumer is left as it is: a producer (enqueue,
+     * seed) never changes the AckWait the workers run with.
+     */
+    public void ensure(JetStreamManagement management, boolean configureConsumer) throws IOException, JetStreamApiException {
         StreamConfiguration jobs = StreamConfiguration.builder().name(stream).subjects(subjects + ".*")
                 .retentionPolicy(RetentionPolicy.WorkQueue).storageType(StorageType.File).duplicateWindow(duplicateWindow).build();
         StreamConfiguration dead = StreamConfiguration.builder().name(deadStream).subjects(deadSubjects + ".*")
                 .retentionPolicy(RetentionPolicy.Limits).storageType(StorageType.File).maxAge(deadLetterAge).build();
         ensureStream(management, jobs);
         ensureStream(management, dead);
+        if (!configureConsumer && consumerExists(management)) {
+            return;
+        }
         management.addOrUpdateConsumer(stream, ConsumerConfiguration.builder().durable(consumer).filterSubject(subjects + ".*")
                 .ackPolicy(AckPolicy.Explicit).ackWait(ackWait).maxDeliver(-1).maxAckPending(10_000)
                 .deliverPolicy(DeliverPolicy.All).build());
+    }
+
+    private boolean consumerExists(JetStreamManagement management) throws IOException, JetStreamApiException {
+        return management.getConsumerNames(stream).contains(consumer);
     }
 
     private static void ensureStream(JetStreamManagement management, StreamConfiguration wanted) throws IOException, JetStreamApiException {

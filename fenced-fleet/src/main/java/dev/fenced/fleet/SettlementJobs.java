@@ -16,7 +16,8 @@ import java.util.Optional;
 /**
  * Publishes settlement jobs (one per merchant batch) and reads the job stream's state. A job's
  * message id is {@code settle:<merchant>} unless a batch id is given, so JetStream's
- * de-duplication makes enqueueing the same job twice within the window one job.
+ * de-duplication makes enqueueing the same job twice within the window one job, as long as the
+ * first is still in the stream; once it is done or dead-lettered, a new enqueue is a new job.
  */
 public final class SettlementJobs {
     private final Connection connection;
@@ -27,10 +28,22 @@ public final class SettlementJobs {
         this.stream = stream;
     }
 
-    /** Ensures the streams and the consumer exist with the fleet's settings (see {@link JobStream}). */
+    /**
+     * Ensures the streams and the consumer exist with the fleet's settings (see {@link JobStream}),
+     * leaving an existing consumer's AckWait to the workers: what a producer uses.
+     */
     public static SettlementJobs on(Connection connection, JobStream stream) {
+        return open(connection, stream, false);
+    }
+
+    /** As {@link #on}, and brings the consumer to the stream's settings (AckWait): what a worker uses at start. */
+    public static SettlementJobs configure(Connection connection, JobStream stream) {
+        return open(connection, stream, true);
+    }
+
+    private static SettlementJobs open(Connection connection, JobStream stream, boolean configureConsumer) {
         try {
-            stream.ensure(connection.jetStreamManagement());
+            stream.ensure(connection.jetStreamManagement(), configureConsumer);
         } catch (IOException | JetStreamApiException e) {
             throw new StoreUnavailableException("could not create or check the JetStream stream " + stream.stream() + ": " + e.getMessage(), e);
         }
@@ -54,11 +67,32 @@ public final class SettlementJobs {
         }
         String messageId = "settle:" + merchant + (batchId == null ? "" : ":" + batchId);
         try {
-            PublishAck ack = connection.jetStream().publish(stream.jobSubject(merchant), merchant.getBytes(StandardCharsets.UTF_8),
-                    PublishOptions.builder().messageId(messageId).expectedStream(stream.stream()).build());
+            PublishAck ack = publish(merchant, messageId);
+            if (ack.isDuplicate() && !stillInStream(ack.getSeqno())) {
+                // JetStream remembers an id for the whole window, also after the job was done or
+                // dead-lettered: a job enqueued again then must not be swallowed as a duplicate.
+                ack = publish(merchant, messageId + ":after:" + ack.getSeqno());
+            }
             return new Enqueued(merchant, ack.getSeqno(), ack.isDuplicate());
         } catch (IOException | JetStreamApiException e) {
             throw new StoreUnavailableException("could not enqueue the job of " + merchant + ": " + e.getMessage(), e);
+        }
+    }
+
+    private PublishAck publish(String merchant, String messageId) throws IOException, JetStreamApiException {
+        return connection.jetStream().publish(stream.jobSubject(merchant), merchant.getBytes(StandardCharsets.UTF_8),
+                PublishOptions.builder().messageId(messageId).expectedStream(stream.stream()).build());
+    }
+
+    private boolean stillInStream(long sequence) throws IOException, JetStreamApiException {
+        try {
+            connection.jetStreamManagement().getMessage(stream.stream(), sequence);
+            return true;
+        } catch (JetStreamApiException e) {
+            if (e.getApiErrorCode() == 10037 || e.getErrorCode() == 404) { // no message with that sequence
+                return false;
+            }
+            throw e;
         }
     }
 

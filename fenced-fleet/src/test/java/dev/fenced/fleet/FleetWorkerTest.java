@@ -125,7 +125,25 @@ class FleetWorkerTest {
             JobQueueStatus after = jobs.status();
             assertThat(after.waiting()).isZero();
             assertThat(after.inProgress()).isZero();
+
+            // Within the window, but the first job is done: a new enqueue is a new job, not a swallowed duplicate.
+            SettlementJobs.Enqueued later = jobs.enqueue(merchant);
+            assertThat(later.duplicate()).isFalse();
+            assertThat(later.sequence()).isGreaterThan(first.sequence());
+            assertThat(jobs.status().waiting()).isEqualTo(1);
         }
+    }
+
+    /** A producer (enqueue, seed) leaves the AckWait the workers set; a worker's start sets it. */
+    @Test
+    void producersNeverChangeTheWorkersAckWait() throws Exception {
+        JobStream workers = freshStream(Duration.ofSeconds(7), 3);
+        SettlementJobs.configure(nats, workers);
+        JobStream producers = JobStream.builder().stream(workers.stream()).subjectPrefix(workers.jobSubject("x").replace(".job.x", ""))
+                .ackWait(Duration.ofSeconds(30)).build();
+        SettlementJobs.on(nats, producers).enqueue(seeded(1));
+        assertThat(nats.jetStreamManagement().getConsumerInfo(workers.stream(), workers.consumer()).getConsumerConfiguration().getAckWait())
+                .isEqualTo(Duration.ofSeconds(7));
     }
 
     /**

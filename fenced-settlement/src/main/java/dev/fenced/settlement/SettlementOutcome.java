@@ -13,13 +13,16 @@ import dev.fenced.FenceViolation;
  * @param left refunds this run read and left pending or sending for the next run
  * @param violation the refusal that ended the run, or null
  * @param error what stopped a {@link Result#FAILED} run, or null
+ * @param stale true when the run's lease was already gone when it ended (expired or taken over):
+ *     another holder may own the merchant now, and whatever handed this run its work should let
+ *     that holder decide
  */
 public record SettlementOutcome(Result result, String merchant, long token, int sent, int recovered, int failed, int skipped,
-                                int left, FenceViolation violation, String error) {
+                                int left, FenceViolation violation, String error, boolean stale) {
 
     /** A run that could not start, e.g. its worker could not be built. */
     public static SettlementOutcome failedToStart(String merchant, String error) {
-        return new SettlementOutcome(Result.FAILED, merchant, 0, 0, 0, 0, 0, 0, null, error);
+        return new SettlementOutcome(Result.FAILED, merchant, 0, 0, 0, 0, 0, 0, null, error, false);
     }
 
     public enum Result {

@@ -272,7 +272,7 @@ final class SettlementRun {
         worker.emit(SettlementEvent.Type.CONFIRMED, row.id(), token, refund.id());
     }
 
-    SettlementOutcome outcome(String merchant) {
+    SettlementOutcome outcome(String merchant, boolean stale) {
         Result result;
         if (violation.get() != null) {
             result = Result.FENCE_VIOLATION;
@@ -292,7 +292,7 @@ final class SettlementRun {
             result = Result.COMPLETED;
         }
         return new SettlementOutcome(result, merchant, token, sent.get(), recovered.get(), failed.get(), skipped.size(), left(),
-                violation.get(), error.get());
+                violation.get(), error.get(), stale);
     }
 
     /** Rows read at the start that this run neither finished nor found finished. */

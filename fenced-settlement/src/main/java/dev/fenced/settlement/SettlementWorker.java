@@ -126,7 +126,7 @@ public final class SettlementWorker {
         Optional<Lease> acquired = leases.tryAcquire(resource, ttl);
         if (acquired.isEmpty()) {
             emit(SettlementEvent.Type.BUSY, null, 0, resource);
-            return new SettlementOutcome(Result.LEASE_BUSY, merchant, 0, 0, 0, 0, 0, 0, null, null);
+            return new SettlementOutcome(Result.LEASE_BUSY, merchant, 0, 0, 0, 0, 0, 0, null, null, false);
         }
         Lease lease = acquired.get();
         long token = lease.token();
@@ -137,6 +137,7 @@ public final class SettlementWorker {
             leaseLost.set(true);
             emit(SettlementEvent.Type.LEASE_LOST, null, token, cause == null ? "lease gone" : cause.getMessage());
         });
+        boolean released;
         try {
             run.settle(merchant);
         } catch (RuntimeException | SQLException e) {
@@ -145,10 +146,10 @@ public final class SettlementWorker {
             if (watchdog != null) {
                 watchdog.close();
             }
-            boolean released = safeRelease(lease);
+            released = safeRelease(lease);
             emit(SettlementEvent.Type.RELEASED, null, token, released ? "released" : "already gone");
         }
-        SettlementOutcome outcome = run.outcome(merchant);
+        SettlementOutcome outcome = run.outcome(merchant, !released);
         emit(SettlementEvent.Type.OUTCOME, null, token, outcome.result().name());
         return outcome;
     }
