@@ -1,6 +1,7 @@
 package dev.fenced.cli;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.fenced.fleet.SettlementJobs;
 import dev.fenced.settlement.Merchants;
 import dev.fenced.settlement.RefundSeeder;
 import java.math.BigDecimal;
@@ -50,24 +51,23 @@ final class SeedCommand implements Callable<Integer> {
             idPrefix = merchant + "_r"; // never collides with another merchant seeded the same way
         }
         String url = Connections.require(connections.dbUrl, "--db-url", "FENCED_DB_URL");
-        if (enqueue) {
-            nats.requireUrl();
-        }
-        try (HikariDataSource db = Connections.database(url, 2)) {
-            try {
-                RefundSeeder.seed(db, merchant, idPrefix, refunds, amount, currency);
-            } catch (IllegalStateException e) {
-                throw new UsageException(e.getMessage());
+        // With --enqueue, the broker is reached first: an unreachable one stops the command before a row is written.
+        try (io.nats.client.Connection broker = enqueue ? nats.connect("fenced-seed") : null) {
+            SettlementJobs jobs = broker == null ? null : SettlementJobs.on(broker, nats.streamBuilder().build());
+            try (HikariDataSource db = Connections.database(url, 2)) {
+                try {
+                    RefundSeeder.seed(db, merchant, idPrefix, refunds, amount, currency);
+                } catch (IllegalStateException e) {
+                    throw new UsageException(e.getMessage());
+                }
             }
-        }
-        System.out.println("seeded " + merchant + ": " + refunds + " refunds, " + amount.setScale(2).toPlainString() + " " + currency);
-        if (enqueue) {
-            try (io.nats.client.Connection broker = nats.connect("fenced-seed")) {
-                System.out.println(EnqueueCommand.describe(dev.fenced.fleet.SettlementJobs.on(broker, nats.streamBuilder().build()).enqueue(merchant)));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return FencedCli.RUNTIME_FAILURE;
+            System.out.println("seeded " + merchant + ": " + refunds + " refunds, " + amount.setScale(2).toPlainString() + " " + currency);
+            if (jobs != null) {
+                System.out.println(EnqueueCommand.describe(jobs.enqueue(merchant)));
             }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return FencedCli.RUNTIME_FAILURE;
         }
         return 0;
     }

@@ -58,5 +58,13 @@ class FleetCliTest {
         assertThat(unreachable.oneLineError()).as(unreachable.stderr()).isTrue();
         assertThat(unreachable.stderr()).contains("NATS at nats://127.0.0.1:1 is unreachable").doesNotContain("hunter2");
         assertThat(unreachable.stdout()).isEmpty();
+
+        String merchant = "m_" + UUID.randomUUID().toString().substring(0, 8);
+        CliRun seedWithoutBroker = CliRun.of("seed", "--merchant", merchant, "--refunds", "2", "--total", "20.00", "--db-url", DB,
+                "--enqueue", "--nats-url", "nats://127.0.0.1:1");
+        assertThat(seedWithoutBroker.exit()).as(seedWithoutBroker.both()).isEqualTo(FencedCli.RUNTIME_FAILURE);
+        try (com.zaxxer.hikari.HikariDataSource db = Connections.readOnlyDatabase(DB, 1)) {
+            assertThat(dev.fenced.settlement.RefundSummary.of(db, merchant).rowsByState()).as("no row without a job").isEmpty();
+        }
     }
 }
