@@ -8,6 +8,8 @@ import dev.fenced.fleet.SettlementJobs;
 import dev.fenced.gateway.GatewayConfig;
 import dev.fenced.gateway.GatewayRefund;
 import dev.fenced.gateway.PaymentGateway;
+import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.settlement.Merchants;
 import dev.fenced.settlement.RefundSchema;
 import dev.fenced.settlement.RefundSeeder;
 import io.nats.client.Connection;
@@ -29,6 +31,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.UUID;
@@ -68,7 +71,8 @@ final class FleetThroughput {
     }
 
     private static final Workload FULL = new Workload(List.of(1, 2, 4), 200, 100, 40, 8, Duration.ofSeconds(3), Duration.ofMinutes(10));
-    private static final Workload QUICK = new Workload(List.of(1, 2), 32, 25, 4, 4, Duration.ofSeconds(1), Duration.ofMinutes(2));
+    /** Quick mode proves the section runs, in well under a minute: one fleet of two workers, small phases. */
+    private static final Workload QUICK = new Workload(List.of(2), 32, 25, 4, 2, Duration.ofSeconds(1), Duration.ofMinutes(2));
 
     /** What one fleet size measured. */
     private record SizeResult(int workers, double seconds, double commitsPerSecond, int commitConnections,
@@ -94,6 +98,7 @@ final class FleetThroughput {
     private JetStreamManagement management;
     private SettlementJobs jobs;
     private Path poolSettings;
+    private final long started = System.nanoTime();
 
     private FleetThroughput(String redisUrl, String pgUrl, String natsUrl, boolean quick) {
         this.load = quick ? QUICK : FULL;
@@ -128,6 +133,7 @@ final class FleetThroughput {
                 results.add(measure(size));
             }
             verifyExactlyOnce();
+            cleanUp();
         } finally {
             deleteStreams();
             if (broker != null) {
@@ -156,17 +162,17 @@ final class FleetThroughput {
         port(natsUrl, 4222).flatMap(p -> boxed(ProcStats.listener(p))).ifPresent(pid -> servers.put("NATS", Set.of(pid)));
     }
 
-    private static java.util.Optional<Integer> port(String url, int defaultPort) {
+    private static Optional<Integer> port(String url, int defaultPort) {
         try {
             URI uri = URI.create(url);
-            return java.util.Optional.of(uri.getPort() > 0 ? uri.getPort() : defaultPort);
+            return Optional.of(uri.getPort() > 0 ? uri.getPort() : defaultPort);
         } catch (RuntimeException e) {
-            return java.util.Optional.empty();
+            return Optional.empty();
         }
     }
 
-    private static java.util.Optional<Long> boxed(OptionalLong value) {
-        return value.isPresent() ? java.util.Optional.of(value.getAsLong()) : java.util.Optional.empty();
+    private static Optional<Long> boxed(OptionalLong value) {
+        return value.isPresent() ? Optional.of(value.getAsLong()) : Optional.empty();
     }
 
     private SizeResult measure(int size) throws Exception {
@@ -178,10 +184,12 @@ final class FleetThroughput {
             for (FleetWorkerProcess worker : workers) {
                 worker.awaitReady(Duration.ofSeconds(120));
             }
+            progress(size, "workers taking jobs");
             List<Long> pids = workers.stream().map(FleetWorkerProcess::pid).toList();
 
             // Warm-up, untimed: the JIT compiles the workers' paths (and this JVM's gateway) first.
             settle(workers, seed(size + "w", size * load.warmUpMerchantsPerWorker(), load.refundsPerMerchant()), load.runTimeout());
+            progress(size, "warm-up done");
             Thread.sleep(500);
 
             // Live heap idle, then at full load: every job slot busy, jobs still waiting when the readings end.
@@ -193,6 +201,7 @@ final class FleetThroughput {
             Thread.sleep(500);
             Map<Long, HeapHistogram> busy = histograms ? HeapHistogram.of(pids) : Map.of();
             boolean fullLoad = consumer().getNumPending() > 0;
+            progress(size, "heap read at full load" + (fullLoad ? "" : " (the load ran out meanwhile)"));
             awaitDone(workers, load.runTimeout());
             requireAllSent(heapMerchants);
 
@@ -203,6 +212,8 @@ final class FleetThroughput {
             try (HikariDataSource probe = pool(pgUrl, connections + 2)) {
                 commitsPerSecond = SettlementThroughput.commitRate(probe, connections, load.commitProbe());
             }
+
+            progress(size, String.format("database: %,.0f commits/s from %d connections", commitsPerSecond, connections));
 
             // The timed run: from the first enqueue, workers idle, until the last job is acked.
             List<String> timed = seed(size + "t", load.merchants(), load.refundsPerMerchant());
@@ -218,6 +229,7 @@ final class FleetThroughput {
             Map<Long, ProcStats.ProcessCpu> processesAfter = ProcStats.processes();
             sampler.close();
             requireAllSent(timed);
+            progress(size, String.format("timed run: %.2f s", seconds));
 
             Map<String, Double> cpu = new LinkedHashMap<>();
             cpu.put("workers", ProcStats.cpuSeconds(processesBefore, processesAfter, new HashSet<>(pids), false));
@@ -258,6 +270,11 @@ final class FleetThroughput {
         } finally {
             workers.forEach(FleetWorkerProcess::close);
         }
+    }
+
+    /** One line on stderr per phase, so that a long run shows where it is; the report goes to stdout at the end. */
+    private void progress(int size, String what) {
+        System.err.printf("fleet: [%5.1f s] %d worker%s: %s%n", (System.nanoTime() - started) / 1e9, size, size == 1 ? "" : "s", what);
     }
 
     private List<String> workerArgs() {
@@ -380,6 +397,23 @@ final class FleetThroughput {
         }
     }
 
+    /**
+     * Deletes the run's rows and forgets its merchants' lease keys, once the run is verified: a
+     * failed run keeps them, for a look with {@code fenced status} and {@code reconcile}.
+     */
+    private void cleanUp() throws SQLException {
+        try (RedisLeaseStore leases = RedisLeaseStore.builder(redisUrl).build()) {
+            for (String merchant : merchants) {
+                leases.forget(Merchants.resource(merchant));
+            }
+        }
+        try (java.sql.Connection c = db.getConnection();
+             PreparedStatement s = c.prepareStatement("DELETE FROM refund WHERE merchant = ANY(?)")) {
+            s.setArray(1, c.createArrayOf("varchar", merchants.toArray()));
+            s.executeUpdate();
+        }
+    }
+
     private void deleteStreams() {
         if (management == null) {
             return;
@@ -448,9 +482,13 @@ final class FleetThroughput {
         }
 
         @Override
-        public void close() throws InterruptedException {
+        public void close() {
             timer.shutdown();
-            timer.awaitTermination(5, TimeUnit.SECONDS);
+            try {
+                timer.awaitTermination(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 
@@ -472,8 +510,9 @@ final class FleetThroughput {
             String bound = gatewayLimit <= r.commitsPerSecond() ? "gateway" : "database";
             long jobMillis = r.settleMillis() + r.brokerMillis();
             partialLoad |= !r.heapAtFullLoad();
-            out.append(String.format("| %d | %d | %.2f | %,.0f | %,.0f (%s) | %.2fx | %.2fx | %.1f %% | %s%s | %s | %.0f %% |%n",
-                    r.workers(), inFlight, r.seconds(), measured, limit, bound, limit / measured, measured / one,
+            out.append(String.format("| %d | %d | %.2f | %,.0f | %,.0f (%s) | %.2fx | %s | %.1f %% | %s%s | %s | %.0f %% |%n",
+                    r.workers(), inFlight, r.seconds(), measured, limit, bound, limit / measured,
+                    Double.isNaN(one) ? "n/a" : String.format("%.2fx", measured / one),
                     jobMillis == 0 ? 0 : 100.0 * r.brokerMillis() / jobMillis, kibRange(r.heapPerInFlight()),
                     r.heapAtFullLoad() ? "" : " *", rss(r.rssPeakKib(), r.hwmKib()), 100 * r.cpuBusyShare()));
         }

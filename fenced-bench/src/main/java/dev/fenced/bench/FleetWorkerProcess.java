@@ -100,7 +100,9 @@ final class FleetWorkerProcess implements AutoCloseable {
 
     /** Sends SIGTERM: the worker stops taking jobs, finishes what is in flight and exits. */
     void requestDrain() {
-        process.destroy(); // SIGTERM on Linux
+        // SIGTERM through the handle: Process.destroy() would also close our end of the worker's
+        // stdout, and its last line, the one this bench reads, would be lost.
+        process.toHandle().destroy();
     }
 
     /** Waits for the exit after {@link #requestDrain()}, requires exit 0 and reads the worker's last line. */
