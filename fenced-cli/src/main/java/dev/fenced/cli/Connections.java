@@ -69,6 +69,9 @@ public final class Connections {
         HikariConfig config = new HikariConfig();
         config.setJdbcUrl(jdbcUrl);
         config.setMaximumPoolSize(poolSize);
+        // Connections open as work needs them: a fleet of workers sized for its peak would otherwise
+        // hold jobs x (concurrency + 2) connections each from the start, past a default PostgreSQL's 100.
+        config.setMinimumIdle(Math.min(2, poolSize));
         config.setConnectionTimeout(5_000);
         config.setInitializationFailTimeout(1); // one attempt at start: an unreachable database is one line at once, not after retries
         config.setPoolName("fenced");
