@@ -59,7 +59,7 @@ class CliInputTest {
     /** The operator's command line carries none of the lab's commands: they live in fenced-lab. */
     @Test
     void theLabsCommandsAreNotOnTheOperatorsCommandLine() {
-        for (String lab : List.of("demo", "compare", "chaos", "lab-settle", "chaos-worker")) {
+        for (String lab : List.of("demo", "compare", "chaos", "lab-settle", "lab-worker")) {
             CliRun run = CliRun.of(lab);
             assertThat(run.exit()).as(lab).isEqualTo(FencedCli.USAGE);
             assertThat(run.stderr()).as(lab).startsWith("fenced: unknown command '" + lab + "'");

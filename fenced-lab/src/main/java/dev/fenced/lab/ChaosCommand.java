@@ -4,6 +4,7 @@ import dev.fenced.cli.FencedCli;
 import dev.fenced.cli.UsageException;
 import dev.fenced.cli.DurationConverter;
 import dev.fenced.cli.Connections;
+import dev.fenced.fleet.Broker;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import java.nio.file.Path;
@@ -16,9 +17,11 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 @Command(name = "chaos", mixinStandardHelpOptions = true,
-        description = {"Settle many merchants with several worker processes while faults strike on a seeded schedule,",
-                "then check exactly-once from the gateway's ledger, the database and every worker's history.",
-                "Runs on embedded servers it can break: a Redis primary, replica and Sentinel, and a PostgreSQL.",
+        description = {"Settle many merchants with fleet worker processes fed by NATS JetStream (one job per merchant on a",
+                "stream of the run's own) while faults strike on a seeded schedule, then check exactly-once from the",
+                "gateway's ledger, the database, every worker's history and the stream: every job acked or dead-lettered.",
+                "Runs on embedded servers it can break: a Redis primary, replica and Sentinel, a PostgreSQL, and a",
+                "nats-server unless --nats-url names one (never with nats-restart, which restarts the run's own).",
                 "Exit code 1 on any violation; with --no-fence, a run that finds none says it proved nothing."})
 final class ChaosCommand implements Callable<Integer> {
     @Option(names = "--merchants", defaultValue = "20", description = "(default ${DEFAULT-VALUE})")
@@ -30,7 +33,10 @@ final class ChaosCommand implements Callable<Integer> {
     @Option(names = "--workers", defaultValue = "4", description = "worker processes (default ${DEFAULT-VALUE})")
     int workers;
 
-    @Option(names = "--concurrency", defaultValue = "2", description = "refunds in flight per worker (default ${DEFAULT-VALUE})")
+    @Option(names = "--jobs", defaultValue = "3", description = "jobs (merchants) each worker settles at once (default ${DEFAULT-VALUE})")
+    int jobs;
+
+    @Option(names = "--concurrency", defaultValue = "2", description = "refunds in flight per job (default ${DEFAULT-VALUE})")
     int concurrency;
 
     @Option(names = "--gateway-latency", defaultValue = "50ms", converter = DurationConverter.class, description = "(default ${DEFAULT-VALUE})")
@@ -45,7 +51,8 @@ final class ChaosCommand implements Callable<Integer> {
     @Option(names = "--seed", description = "seed of the fault schedule (default: random, printed)")
     Long seed;
 
-    @Option(names = "--faults", split = ",", description = "of: pause, kill, redis-restart, flushall, failover, db-kill, gateway, gateway-outage, gateway-restart, key-reuse (default: all)")
+    @Option(names = "--faults", split = ",", description = "of: pause, kill, redis-restart, flushall, failover, db-kill, gateway,"
+            + " gateway-outage, gateway-restart, key-reuse, nats-restart (default: all)")
     List<String> faults;
 
     @Option(names = "--no-fence", description = "the negative control: the same run with fencing off must report violations")
@@ -53,6 +60,10 @@ final class ChaosCommand implements Callable<Integer> {
 
     @Option(names = "--db-tokens", description = "tokens from the database counter table instead of Redis")
     boolean dbTokens;
+
+    @Option(names = "--nats-url", paramLabel = "URL", defaultValue = "${env:FENCED_NATS_URL}",
+            description = "NATS with JetStream for the jobs (env FENCED_NATS_URL; default: a nats-server of the run's own, always with nats-restart)")
+    String natsUrl;
 
     @Option(names = "--history", paramLabel = "FILE", description = "write every worker event, as JSON lines, for replay")
     Path history;
@@ -63,15 +74,22 @@ final class ChaosCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         if (merchants < 1 || merchants > 1000 || refunds < 1 || refunds > 10_000 || workers < 1 || workers > 32
-                || concurrency < 1 || concurrency > 64) {
-            throw new UsageException("--merchants 1..1000, --refunds 1..10000, --workers 1..32 and --concurrency 1..64, got "
-                    + merchants + ", " + refunds + ", " + workers + ", " + concurrency);
+                || jobs < 1 || jobs > 64 || concurrency < 1 || concurrency > 64) {
+            throw new UsageException("--merchants 1..1000, --refunds 1..10000, --workers 1..32, --jobs 1..64 and --concurrency 1..64, got "
+                    + merchants + ", " + refunds + ", " + workers + ", " + jobs + ", " + concurrency);
         }
         Connections.requireUsableTtl(ttl);
+        if (natsUrl != null && !natsUrl.isBlank()) {
+            try {
+                Broker.requireValidUrl(natsUrl);
+            } catch (IllegalArgumentException e) {
+                throw new UsageException(e.getMessage());
+            }
+        }
         Set<Fault> enabled = faults == null || faults.isEmpty() ? EnumSet.allOf(Fault.class) : Fault.parse(faults);
         long chosenSeed = seed != null ? seed : new java.security.SecureRandom().nextLong();
-        ChaosHarness harness = new ChaosHarness(new ChaosSettings(merchants, refunds, workers, concurrency, gatewayLatency, duration, ttl, chosenSeed,
-                enabled, !noFence, dbTokens, history), json ? null : System.err);
+        ChaosHarness harness = new ChaosHarness(new ChaosSettings(merchants, refunds, workers, jobs, concurrency, gatewayLatency, duration, ttl,
+                chosenSeed, enabled, !noFence, dbTokens, history, natsUrl), json ? null : System.err);
         ChaosReport report = harness.run();
         if (json) {
             System.out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(report));

@@ -6,6 +6,7 @@ import dev.fenced.cli.EventCodec;
 import dev.fenced.cli.EventLine;
 import dev.fenced.embedded.EmbeddedPostgresServer;
 import dev.fenced.embedded.EmbeddedRedisFailoverGroup;
+import dev.fenced.fleet.JobEvent;
 import dev.fenced.gateway.GatewayRefund;
 import dev.fenced.settlement.RefundSeeder;
 import java.io.IOException;
@@ -23,13 +24,18 @@ import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * A Jepsen-style run: merchants settled by worker processes that take jobs from a {@link JobQueue}
- * with a visibility timeout, while the {@link FaultInjector} strikes on a seeded schedule; then a
- * drain without faults, and the {@link ExactlyOnceChecker}'s verdict from the gateway's ledger,
- * the database and every worker's history.
+ * A Jepsen-style run on the fleet: one job per merchant published to a JetStream stream of the
+ * run's own ({@link JobQueue}), taken by fleet worker processes ({@link ChaosWorkers}) while the
+ * {@link FaultInjector} strikes on a seeded schedule; the harness only starts, pauses, kills and
+ * replaces workers and breaks servers, and every redelivery is JetStream's. Then a drain without
+ * faults until no job is left queued or in progress, and the {@link ExactlyOnceChecker}'s verdict
+ * from the gateway's ledger, the database, every worker's history and the streams.
  */
 final class ChaosHarness {
     private static final Duration DRAIN_LIMIT = Duration.ofMinutes(3);
+    private static final Duration FIRST_JOB_LIMIT = Duration.ofMinutes(1);
+    /** Polls of the streams, a second apart, that must find them idle before a run with unsettled merchants gives up waiting. */
+    private static final int IDLE_POLLS_BEFORE_GIVING_UP = 3;
 
     private final ChaosSettings settings;
     private final PrintStream log;
@@ -49,56 +55,62 @@ final class ChaosHarness {
     ChaosReport run() throws Exception {
         say("seed " + settings.seed() + " (replay with --seed " + settings.seed() + "), fencing " + (settings.fencing() ? "on" : "OFF"));
         Path ledger = Files.createTempDirectory("fenced-chaos").resolve("gateway-ledger.jsonl");
-        try (EmbeddedRedisFailoverGroup redis = EmbeddedRedisFailoverGroup.start(); EmbeddedPostgresServer postgres = EmbeddedPostgresServer.start();
-             HikariDataSource db = Connections.database(postgres.jdbcUrl(), 3); ChaosGateway gateway = ChaosGateway.start(settings, ledger)) {
-            return run(redis, postgres, db, gateway);
+        try (ChaosBroker broker = ChaosBroker.start(settings); EmbeddedRedisFailoverGroup redis = EmbeddedRedisFailoverGroup.start();
+             EmbeddedPostgresServer postgres = EmbeddedPostgresServer.start(); HikariDataSource db = Connections.database(postgres.jdbcUrl(), 3);
+             ChaosGateway gateway = ChaosGateway.start(settings, ledger)) {
+            say("jobs on JetStream, on " + broker.describe());
+            return run(broker, redis, postgres, db, gateway);
         } finally {
             Files.deleteIfExists(ledger);
             Files.deleteIfExists(ledger.getParent());
         }
     }
 
-    private ChaosReport run(EmbeddedRedisFailoverGroup redis, EmbeddedPostgresServer postgres, HikariDataSource db, ChaosGateway gateway)
-            throws SQLException {
+    private ChaosReport run(ChaosBroker broker, EmbeddedRedisFailoverGroup redis, EmbeddedPostgresServer postgres, HikariDataSource db,
+                            ChaosGateway gateway) throws SQLException {
         List<String> merchants = seed(db);
-        JobQueue queue = new JobQueue(merchants, settings.ttl()); // a holder silent for one TTL has lost its job
+        String stream = JobQueue.uniqueName();
         Map<String, String> env = Map.of("FENCED_REDIS_URL", redis.sentinelUri(), "FENCED_DB_URL", postgres.jdbcUrl(),
-                "FENCED_GATEWAY_URL", gateway.url());
-        SecondDeployment second = settings.faults().contains(Fault.KEY_REUSE)
-                ? SecondDeployment.start(postgres, env, settings, merchants, history::add, this::say) : null;
-        try {
-            ChaosWorkers workers = new ChaosWorkers(settings, env, (slot, line) -> {
-                if (!(line instanceof EventLine.Ready)) {
-                    history.add(line);
+                "FENCED_GATEWAY_URL", gateway.url(), "FENCED_NATS_URL", broker.url());
+        try (JobQueue queue = JobQueue.create(broker.connection(), stream, settings)) {
+            queue.publish(merchants);
+            SecondDeployment second = settings.faults().contains(Fault.KEY_REUSE) ? SecondDeployment.start(postgres, env, settings, merchants,
+                    broker.connection(), stream + "_K", history::add, this::say) : null;
+            try {
+                ChaosWorkers workers = new ChaosWorkers(settings, env, queue.stream(), history::add, this::say);
+                for (int i = 0; i < settings.workers(); i++) {
+                    workers.start();
                 }
-                queue.onLine(slot, line);
-            });
-            for (int i = 0; i < settings.workers(); i++) {
-                workers.start();
-            }
-            long start = System.currentTimeMillis();
-            FaultInjector faults = new FaultInjector(settings, redis, postgres.jdbcUrl(), gateway);
-            if (second != null) {
-                faults.standing(Fault.KEY_REUSE);
-            }
-            long faultsEnd = start + settings.duration().toMillis();
-            while (System.currentTimeMillis() < faultsEnd) {
-                dispatch(queue, workers, second);
-                faults.tick(() -> targets(queue, workers));
-                WorkerProcess.sleep(10);
-            }
-            say("faults stop; draining");
-            faults.stop();
-            gateway.heal();
-            workers.resumeAll();
-            boolean drained = drain(db, queue, workers, second);
-            workers.stop();
-            ChaosReport report = report(db, merchants, gateway, second, faults, workers, drained, (System.currentTimeMillis() - start) / 1000.0);
-            writeHistory();
-            return report;
-        } finally {
-            if (second != null) {
-                second.close();
+                long start = System.currentTimeMillis();
+                awaitFirstJob(workers, second);
+                say(String.format("workers took their first jobs after %.1f s; faults strike for %d s", (System.currentTimeMillis() - start) / 1000.0,
+                        settings.duration().toSeconds()));
+                FaultInjector faults = new FaultInjector(settings, redis, postgres.jdbcUrl(), gateway, broker, this::say);
+                if (second != null) {
+                    faults.standing(Fault.KEY_REUSE);
+                }
+                long faultsEnd = System.currentTimeMillis() + settings.duration().toMillis();
+                while (System.currentTimeMillis() < faultsEnd) {
+                    tend(workers, second);
+                    faults.tick(workers::targets);
+                    WorkerProcess.sleep(10);
+                }
+                say("faults stop; draining");
+                faults.stop();
+                gateway.heal();
+                workers.resumeAll();
+                drain(db, queue, workers, second);
+                workers.stop();
+                if (second != null) {
+                    second.stopWorker();
+                }
+                ChaosReport report = report(db, merchants, gateway, second, queue, faults, workers, (System.currentTimeMillis() - start) / 1000.0);
+                writeHistory();
+                return report;
+            } finally {
+                if (second != null) {
+                    second.close();
+                }
             }
         }
     }
@@ -114,57 +126,69 @@ final class ChaosHarness {
         return merchants;
     }
 
-    private static void dispatch(JobQueue queue, ChaosWorkers workers, SecondDeployment second) {
+    private static void tend(ChaosWorkers workers, SecondDeployment second) {
+        workers.tend(System.currentTimeMillis());
         if (second != null) {
-            second.dispatch();
+            second.tend();
         }
-        queue.dispatch(workers.tend(System.currentTimeMillis()));
     }
 
-    /** Running workers, those holding a job if any does: a fault on one of them is the one that can do harm. */
-    private static List<ChaosWorkers.Slot> targets(JobQueue queue, ChaosWorkers workers) {
-        List<ChaosWorkers.Slot> running = workers.running();
-        List<ChaosWorkers.Slot> busy = running.stream().filter(s -> queue.holdsAJob(s.name())).toList();
-        return busy.isEmpty() ? running : busy;
+    /** Faults strike once the work is under way: not while the workers' JVMs still start (up to a minute). */
+    private void awaitFirstJob(ChaosWorkers workers, SecondDeployment second) {
+        long deadline = System.currentTimeMillis() + FIRST_JOB_LIMIT.toMillis();
+        while (System.currentTimeMillis() < deadline && history.stream().noneMatch(Events.ofJob(JobEvent.Type.RECEIVED))) {
+            tend(workers, second);
+            WorkerProcess.sleep(20);
+        }
     }
 
-    /** Without faults: requeues every merchant not fully settled, until none is left pending or sending. */
-    private static boolean drain(HikariDataSource db, JobQueue queue, ChaosWorkers workers, SecondDeployment second) throws SQLException {
+    /**
+     * Without faults, until no job is queued or in progress on either stream and every refund is
+     * settled; when the streams stay idle with refunds unsettled (a job dead-lettered or lost),
+     * nothing will ever take them: the drain ends and the checker says so.
+     */
+    private void drain(HikariDataSource db, JobQueue queue, ChaosWorkers workers, SecondDeployment second) throws SQLException {
         long deadline = System.currentTimeMillis() + DRAIN_LIMIT.toMillis();
-        long nextCheck = 0;
+        long nextPoll = 0;
+        int idlePolls = 0;
         while (System.currentTimeMillis() < deadline) {
-            dispatch(queue, workers, second);
-            if (System.currentTimeMillis() >= nextCheck) {
-                nextCheck = System.currentTimeMillis() + 1_000;
-                Map<String, Long> unsettled = JobQueue.unsettledByMerchant(db);
-                boolean secondDone = second == null || second.drained();
-                if (unsettled.isEmpty() && secondDone) {
-                    return true;
+            tend(workers, second);
+            if (System.currentTimeMillis() >= nextPoll) {
+                nextPoll = System.currentTimeMillis() + 1_000;
+                boolean idle = queue.idle() && (second == null || second.queue().idle());
+                idlePolls = idle ? idlePolls + 1 : 0;
+                if (idle && (settled(db, second) || idlePolls >= IDLE_POLLS_BEFORE_GIVING_UP)) {
+                    return;
                 }
-                queue.requeueIfIdle(unsettled.keySet());
             }
             WorkerProcess.sleep(10);
         }
-        return JobQueue.unsettledByMerchant(db).isEmpty() && (second == null || second.drained());
+        say("drain gave up after " + DRAIN_LIMIT.toSeconds() + " s with jobs still queued or in progress");
     }
 
-    private ChaosReport report(HikariDataSource db, List<String> merchants, ChaosGateway gateway, SecondDeployment second,
-                               FaultInjector faults, ChaosWorkers workers, boolean drained, double seconds) throws SQLException {
+    private static boolean settled(HikariDataSource db, SecondDeployment second) throws SQLException {
+        return JobQueue.unsettledByMerchant(db).isEmpty() && (second == null || second.settled());
+    }
+
+    private ChaosReport report(HikariDataSource db, List<String> merchants, ChaosGateway gateway, SecondDeployment second, JobQueue queue,
+                               FaultInjector faults, ChaosWorkers workers, double seconds) throws SQLException {
         Map<Fault, Integer> injected = faults.injected();
         // Redis-issued tokens can repeat after Redis loses data (a lagging replica promoted, a restart);
         // the fence still holds, and database-issued tokens are the cure: counted as violations only there.
         boolean redisDataLost = !settings.dbTokens() && injected.keySet().stream().anyMatch(Fault::losesRedisData);
         List<ExactlyOnceChecker.Deployment> deployments = new ArrayList<>(List.of(new ExactlyOnceChecker.Deployment(db, merchants)));
+        ChaosReport.Jobs jobs = queue.tally(merchants, history);
         if (second != null) {
             deployments.add(new ExactlyOnceChecker.Deployment(second.db(), second.merchants()));
+            jobs = jobs.plus(second.queue().tally(second.merchants(), history));
         }
         List<GatewayRefund> ledger = gateway.ledger();
         ExactlyOnceChecker.Findings findings = new ExactlyOnceChecker(settings.fencing(), redisDataLost)
-                .check(deployments, gateway.url(), ledger, history);
+                .check(deployments, gateway.url(), ledger, history, jobs);
         return new ChaosReport(settings.seed(), settings.fencing(), settings.dbTokens() ? "database" : "redis", merchants.size(),
                 findings.refunds(), settings.workers(), settings.concurrency(), settings.gatewayLatency().toMillis(), workers.started(),
-                ledger.size(), drained, ChaosReport.faults(settings, injected), ChaosReport.operations(history), findings.checks(),
-                findings.violations(), findings.verdict(), seconds);
+                ledger.size(), settled(db, second), jobs, ChaosReport.faults(settings, injected), ChaosReport.operations(history),
+                findings.checks(), findings.violations(), findings.verdict(), seconds);
     }
 
     private void writeHistory() {

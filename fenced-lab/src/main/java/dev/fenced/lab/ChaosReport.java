@@ -3,6 +3,7 @@ package dev.fenced.lab;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import com.fasterxml.jackson.annotation.JsonValue;
 import dev.fenced.cli.EventLine;
+import dev.fenced.fleet.JobEvent;
 import dev.fenced.settlement.SettlementEvent.Type;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -10,8 +11,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What a chaos run did and found: its settings, the faults injected, the workers' operations
- * counted by type, each exactly-once check with the refunds that break it, and the verdict.
+ * What a chaos run did and found: its settings, what became of its jobs on the broker, the faults
+ * injected, the workers' operations counted by type, each exactly-once check with the refunds that
+ * break it, and the verdict.
  * Serialized as the {@code chaos --json} document; {@link #table()} is its text form.
  *
  * @param tokens where tokens came from: {@code redis} or {@code database}
@@ -19,24 +21,53 @@ import java.util.Map;
  * @param workerProcessesStarted worker processes started, replacements of killed ones included
  * @param gatewayRefunds refunds in the gateway's ledger
  * @param drained true when no refund was left pending or sending after the drain
+ * @param jobs what became of the jobs on JetStream, in every deployment
  * @param faults each enabled fault, by its command-line name
- * @param operations worker events counted by type
+ * @param operations worker events (settlement events, then the fleet's answers to jobs) counted by type
  * @param checks each check and how many refunds break it
  * @param seconds how long the run took, drain included
  */
 @JsonPropertyOrder({"seed", "fencing", "tokens", "merchants", "refunds", "workers", "concurrency", "gatewayLatencyMs",
-        "workerProcessesStarted", "gatewayRefunds", "drained", "faults", "operations", "checks", "violations", "verdict", "seconds"})
+        "workerProcessesStarted", "gatewayRefunds", "drained", "jobs", "faults", "operations", "checks", "violations", "verdict", "seconds"})
 record ChaosReport(long seed, boolean fencing, String tokens, int merchants, int refunds, int workers, int concurrency, long gatewayLatencyMs,
-                   int workerProcessesStarted, int gatewayRefunds, boolean drained, Map<String, Injected> faults,
+                   int workerProcessesStarted, int gatewayRefunds, boolean drained, Jobs jobs, Map<String, Injected> faults,
                    Map<String, Long> operations, Map<String, Long> checks, long violations, String verdict, double seconds) {
     /** The event types the operations table counts, in its order. */
     private static final List<Type> OPERATIONS = List.of(Type.ACQUIRED, Type.BUSY, Type.CLAIMED, Type.GATEWAY, Type.CONFIRMED, Type.SKIPPED,
             Type.LEFT, Type.GATEWAY_DOWN, Type.VIOLATION, Type.FAILED, Type.LEASE_LOST, Type.ERROR);
 
+    /** The fleet's answers to jobs the operations table counts, after the settlement events. */
+    private static final List<JobEvent.Type> JOB_OPERATIONS = List.of(JobEvent.Type.values());
+
     ChaosReport {
         faults = Collections.unmodifiableMap(new LinkedHashMap<>(faults));
         operations = Collections.unmodifiableMap(new LinkedHashMap<>(operations));
         checks = Collections.unmodifiableMap(new LinkedHashMap<>(checks));
+    }
+
+    /**
+     * What became of the jobs (one per merchant) on the broker, read from the streams at the end.
+     *
+     * @param published jobs published, one per merchant
+     * @param acked jobs a worker finished and acked
+     * @param deadLettered jobs in the dead letters
+     * @param redelivered deliveries beyond each job's first: every one of them JetStream's
+     * @param deliveries deliveries in all, as the stream's consumer counts them
+     * @param unfinished jobs still queued or in progress when the run ended
+     * @param lost jobs gone from the stream that no worker acked and the dead letters do not hold
+     */
+    @JsonPropertyOrder({"published", "acked", "deadLettered", "redelivered", "deliveries", "unfinished", "lost"})
+    record Jobs(int published, int acked, int deadLettered, long redelivered, long deliveries, int unfinished, int lost) {
+        Jobs plus(Jobs other) {
+            return new Jobs(published + other.published, acked + other.acked, deadLettered + other.deadLettered,
+                    redelivered + other.redelivered, deliveries + other.deliveries, unfinished + other.unfinished, lost + other.lost);
+        }
+
+        @Override
+        public String toString() {
+            return String.format("%d published, %d acked, %d dead-lettered, %d redelivered (%d deliveries), %d unfinished, %d lost",
+                    published, acked, deadLettered, redelivered, deliveries, unfinished, lost);
+        }
     }
 
     /** How a fault was injected: how many times it struck, or, for the per-request gateway faults, at which rates. */
@@ -79,18 +110,22 @@ record ChaosReport(long seed, boolean fencing, String tokens, int merchants, int
         for (Type type : OPERATIONS) {
             out.put(type.wireName(), history.stream().filter(Events.ofType(type)).count());
         }
+        for (JobEvent.Type type : JOB_OPERATIONS) {
+            out.put(type.wireName(), history.stream().filter(Events.ofJob(type)).count());
+        }
         return out;
     }
 
-    /** The report as text: a header line, then the faults, operations and checks tables, then the verdict. */
+    /** The report as text: a header line, the jobs, then the faults, operations and checks tables, then the verdict. */
     String table() {
         StringBuilder out = new StringBuilder();
         out.append(String.format("fenced chaos: seed %s, fencing %s, tokens from %s, %s merchants, %s refunds, %s workers (%s processes started), %.0f s%n%n",
                 seed, fencing ? "on" : "OFF", tokens, merchants, refunds, workers, workerProcessesStarted, seconds));
+        out.append(String.format("jobs: %s%n%n", jobs));
         out.append(String.format("%-16s %s%n", "fault", "injected"));
         faults.forEach((k, v) -> out.append(String.format("%-16s %s%n", k, v)));
-        out.append(String.format("%n%-16s %s%n", "operation", "count"));
-        operations.forEach((k, v) -> out.append(String.format("%-16s %s%n", k, v)));
+        out.append(String.format("%n%-18s %s%n", "operation", "count"));
+        operations.forEach((k, v) -> out.append(String.format("%-18s %s%n", k, v)));
         out.append(String.format("%n%-75s %s%n", "check", "violations"));
         checks.forEach((k, v) -> out.append(String.format("%-75s %s%n", k, v)));
         out.append(String.format("%n%s%n", verdict));

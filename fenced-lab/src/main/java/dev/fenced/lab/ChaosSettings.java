@@ -9,12 +9,25 @@ import java.util.Set;
  * which, drawn from a schedule seeded with {@code seed} (the same seed draws the same faults at
  * the same moments; what they hit still depends on timing).
  *
- * @param concurrency refunds in flight per worker
+ * @param jobs jobs each worker settles at once (its {@code --jobs})
+ * @param concurrency refunds in flight per job
  * @param duration how long faults strike before the drain
  * @param fencing false for the negative control
  * @param dbTokens tokens from the database counter table instead of Redis
  * @param history where to write every worker event as JSON lines, or null
+ * @param natsUrl the NATS with JetStream to use, or null for a {@code nats-server} of the run's own;
+ *     ignored with {@link Fault#NATS_RESTART}, which needs a server the run can restart
  */
-record ChaosSettings(int merchants, int refunds, int workers, int concurrency, Duration gatewayLatency, Duration duration,
-                     Duration ttl, long seed, Set<Fault> faults, boolean fencing, boolean dbTokens, Path history) {
+record ChaosSettings(int merchants, int refunds, int workers, int jobs, int concurrency, Duration gatewayLatency, Duration duration,
+                     Duration ttl, long seed, Set<Fault> faults, boolean fencing, boolean dbTokens, Path history, String natsUrl) {
+
+    /** A job's visibility timeout on the run's stream: one TTL (at least JetStream's 500 ms), as a paused holder's lease lasts. */
+    Duration ackWait() {
+        return ttl.compareTo(Duration.ofMillis(500)) < 0 ? Duration.ofMillis(500) : ttl;
+    }
+
+    /** True when the run starts a {@code nats-server} of its own rather than use {@link #natsUrl()}. */
+    boolean ownsBroker() {
+        return natsUrl == null || natsUrl.isBlank() || faults.contains(Fault.NATS_RESTART);
+    }
 }

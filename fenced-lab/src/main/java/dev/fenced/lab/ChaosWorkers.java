@@ -1,25 +1,28 @@
 package dev.fenced.lab;
 
 import dev.fenced.cli.EventLine;
+import dev.fenced.fleet.JobEvent;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BiConsumer;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 
 /**
- * The chaos run's worker processes ({@code chaos-worker}): a dead one is replaced, a paused one is
- * resumed when its pause is over, and at the end each is told to finish (its stdin closed) and
- * waited for.
+ * The chaos run's worker processes: fleet workers ({@code lab-worker}) on the run's stream. A dead
+ * one is replaced, a paused one is resumed when its pause is over, and at the end each is drained
+ * with SIGTERM. Which jobs a worker holds is read from its job lines (received, then answered), so
+ * that a fault can strike a worker holding one.
  */
 final class ChaosWorkers {
     /** One worker process and what the run knows of it. */
     static final class Slot {
         final WorkerProcess process;
-        /** Jobs the worker said it can take ({@code ready} lines) and has not been handed yet. */
-        final AtomicInteger capacity = new AtomicInteger();
+        /** Stream sequences of the jobs it received and has not answered yet. */
+        final Set<Long> held = ConcurrentHashMap.newKeySet();
         /** When a SIGSTOPped worker is due to be resumed; 0 when it runs. */
         volatile long pausedUntil;
 
@@ -34,34 +37,70 @@ final class ChaosWorkers {
         String name() {
             return process.name();
         }
+
+        /** Keeps {@link #held} up to date from the worker's job lines. */
+        void track(EventLine line) {
+            if (line instanceof EventLine.Job job) {
+                if (job.type() == JobEvent.Type.RECEIVED) {
+                    held.add(job.sequence());
+                } else {
+                    held.remove(job.sequence());
+                }
+            }
+        }
     }
+
+    /** The exit code of a process ended by SIGKILL. */
+    private static final int KILLED = 128 + 9;
 
     private final ChaosSettings settings;
     private final Map<String, String> env;
-    private final BiConsumer<Slot, EventLine> listener;
+    private final String stream;
+    private final Consumer<EventLine> listener;
+    private final Consumer<String> say;
     private final Map<String, Slot> slots = new LinkedHashMap<>();
     private int started;
 
-    /** @param listener gets every line of every worker, with its slot, on the worker's reader thread */
-    ChaosWorkers(ChaosSettings settings, Map<String, String> env, BiConsumer<Slot, EventLine> listener) {
+    /**
+     * @param listener gets every line of every worker, on the worker's reader thread
+     * @param say gets a line for every worker that exited without being killed, with the end of its stderr
+     */
+    ChaosWorkers(ChaosSettings settings, Map<String, String> env, String stream, Consumer<EventLine> listener, Consumer<String> say) {
         this.settings = settings;
         this.env = env;
+        this.stream = stream;
         this.listener = listener;
+        this.say = say;
     }
 
-    /** Starts one more worker process. */
-    synchronized void start() {
-        String name = "w" + (++started);
-        List<String> args = new ArrayList<>(List.of("chaos-worker", "--name", name, "--ttl", settings.ttl().toMillis() + "ms", "--jobs", "3",
-                "--concurrency", Integer.toString(settings.concurrency())));
+    /**
+     * The command line of a chaos worker: the fleet's worker with the lab's knobs, on {@code stream},
+     * with the run's TTL, a visibility timeout of one TTL, and fencing off for the negative control.
+     */
+    static List<String> args(ChaosSettings settings, String name, String stream, int jobs) {
+        List<String> args = new ArrayList<>(List.of("lab-worker", "--name", name, "--stream", stream, "--events",
+                "--jobs", Integer.toString(jobs), "--concurrency", Integer.toString(settings.concurrency()),
+                "--ttl", settings.ttl().toMillis() + "ms", "--ack-wait", settings.ackWait().toMillis() + "ms",
+                "--max-deliver", Integer.toString(JobQueue.MAX_DELIVER)));
         if (!settings.fencing()) {
             args.add("--no-fence");
         }
         if (settings.dbTokens()) {
             args.add("--db-tokens");
         }
-        Slot[] holder = new Slot[1]; // its first lines may come before the slot exists: they find it here
-        WorkerProcess process = WorkerProcess.start(name, args, env, line -> listener.accept(holder[0], line));
+        return args;
+    }
+
+    /** Starts one more worker process. */
+    synchronized void start() {
+        String name = "w" + (++started);
+        Slot[] holder = new Slot[1]; // set microseconds after the start, long before the JVM prints its first job line
+        WorkerProcess process = WorkerProcess.start(name, args(settings, name, stream, settings.jobs()), env, line -> {
+            if (holder[0] != null) {
+                holder[0].track(line);
+            }
+            listener.accept(line);
+        });
         holder[0] = new Slot(process);
         slots.put(name, holder[0]);
     }
@@ -71,26 +110,28 @@ final class ChaosWorkers {
         return started;
     }
 
-    /** Resumes the workers whose pause is over, replaces the dead ones, and returns the live ones. */
-    synchronized List<Slot> tend(long now) {
-        List<Slot> live = new ArrayList<>();
+    /** Resumes the workers whose pause is over and replaces the dead ones. */
+    synchronized void tend(long now) {
         for (Slot slot : new ArrayList<>(slots.values())) {
             if (slot.paused() && now >= slot.pausedUntil) {
                 resume(slot);
             }
-            if (slot.process.isAlive()) {
-                live.add(slot);
-            } else {
+            if (!slot.process.isAlive()) {
+                int exit = slot.process.awaitExit(Duration.ZERO);
+                if (exit != KILLED) {
+                    say.accept(slot.name() + " exited with " + exit + ", replaced: " + slot.process.stderrTail());
+                }
                 slots.remove(slot.name());
                 start();
             }
         }
-        return live;
     }
 
-    /** Live workers that run (are not paused): what a fault can strike. */
-    synchronized List<Slot> running() {
-        return slots.values().stream().filter(s -> s.process.isAlive() && !s.paused()).toList();
+    /** Live workers that run (are not paused): those holding a job if any does, since a fault on one of them is the one that can do harm. */
+    synchronized List<Slot> targets() {
+        List<Slot> running = slots.values().stream().filter(s -> s.process.isAlive() && !s.paused()).toList();
+        List<Slot> busy = running.stream().filter(s -> !s.held.isEmpty()).toList();
+        return busy.isEmpty() ? running : busy;
     }
 
     synchronized void resumeAll() {
@@ -106,17 +147,27 @@ final class ChaosWorkers {
         }
     }
 
-    /** Closes every worker's stdin, so that it finishes its jobs and exits; kills those that do not. */
+    /** Drains every worker with SIGTERM (what is in flight confirmed, jobs handed back) and waits; kills those that do not exit. */
     synchronized void stop() {
-        for (Slot slot : slots.values()) {
-            slot.process.closeStdin();
-        }
-        for (Slot slot : slots.values()) {
+        slots.values().forEach(slot -> terminate(slot.process));
+        slots.values().forEach(slot -> awaitExit(slot.process));
+    }
+
+    static void terminate(WorkerProcess process) {
+        if (process.isAlive()) {
             try {
-                slot.process.awaitExit(Duration.ofSeconds(20));
-            } catch (IllegalStateException stuck) {
-                slot.process.close();
+                process.signal("TERM");
+            } catch (IllegalStateException gone) {
+                // exited meanwhile
             }
+        }
+    }
+
+    static void awaitExit(WorkerProcess process) {
+        try {
+            process.awaitExit(Duration.ofSeconds(45));
+        } catch (IllegalStateException stuck) {
+            process.close();
         }
     }
 }

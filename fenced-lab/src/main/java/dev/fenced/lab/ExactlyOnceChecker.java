@@ -17,8 +17,9 @@ import javax.sql.DataSource;
  * The chaos run's verdict: every refund created exactly once at the gateway and sent in the
  * database with the same key, merchant, amount and id ({@link GatewayCrossCheck}); nothing for
  * {@code fenced reconcile} to report; no refund confirmed twice or under a token other than its
- * row's; every merchant's grants with rising tokens. It judges what the run left behind, after the
- * drain; it cannot tell a violation that left no trace.
+ * row's; every merchant's grants with rising tokens; every job acked or dead-lettered, none lost
+ * by the broker. It judges what the run left behind, after the drain; it cannot tell a violation
+ * that left no trace.
  */
 final class ExactlyOnceChecker {
     /** A deployment's database and the merchants it settled. */
@@ -45,7 +46,8 @@ final class ExactlyOnceChecker {
         this.tokensMayRepeat = tokensMayRepeat;
     }
 
-    Findings check(List<Deployment> deployments, String gatewayUrl, List<GatewayRefund> ledger, List<EventLine> history) throws SQLException {
+    Findings check(List<Deployment> deployments, String gatewayUrl, List<GatewayRefund> ledger, List<EventLine> history, ChaosReport.Jobs jobs)
+            throws SQLException {
         List<GatewayCrossCheck.Row> rowList = new ArrayList<>();
         long reconcileDiscrepancies = 0;
         for (Deployment deployment : deployments) {
@@ -64,7 +66,7 @@ final class ExactlyOnceChecker {
         }).count();
         long tokensNotRising = tokensNotRising(events(history, Type.ACQUIRED));
         long violations = moneyChecks.values().stream().mapToLong(Long::longValue).sum() + reconcileDiscrepancies + confirmedTwice
-                + confirmedByAnotherToken + (tokensMayRepeat ? 0 : tokensNotRising);
+                + confirmedByAnotherToken + (tokensMayRepeat ? 0 : tokensNotRising) + jobs.lost() + jobs.unfinished();
 
         Map<String, Long> checks = new LinkedHashMap<>(moneyChecks);
         checks.put("discrepancies fenced reconcile reports", reconcileDiscrepancies);
@@ -72,6 +74,8 @@ final class ExactlyOnceChecker {
         checks.put("refunds confirmed by a token other than the row's", confirmedByAnotherToken);
         checks.put(tokensMayRepeat ? "grants whose token did not increase (Redis lost data: noted, not a violation)"
                 : "grants whose token did not increase", tokensNotRising);
+        checks.put("jobs lost by the broker (gone, neither acked nor dead-lettered)", (long) jobs.lost());
+        checks.put("jobs still queued or in progress at the end", (long) jobs.unfinished());
         return new Findings(rows.size(), checks, violations, verdict(violations));
     }
 

@@ -8,10 +8,11 @@ import java.util.Set;
 
 /**
  * A fault the chaos run can inject; {@link #label()} is its spelling on the command line
- * ({@code --faults pause,redis-restart}) and in the report.
+ * ({@code --faults pause,redis-restart}) and in the report. {@link #NATS_RESTART} restarts the
+ * run's own {@code nats-server} on its file storage: it needs a server the run owns.
  */
 enum Fault {
-    PAUSE, KILL, REDIS_RESTART, FLUSHALL, FAILOVER, DB_KILL, GATEWAY, GATEWAY_OUTAGE, GATEWAY_RESTART, KEY_REUSE;
+    PAUSE, KILL, REDIS_RESTART, FLUSHALL, FAILOVER, DB_KILL, GATEWAY, GATEWAY_OUTAGE, GATEWAY_RESTART, KEY_REUSE, NATS_RESTART;
 
     /** Faults that strike all along rather than at drawn moments. */
     boolean standing() {
@@ -30,7 +31,7 @@ enum Fault {
                 out.add(Fault.valueOf(name.trim().toUpperCase(Locale.ROOT).replace('-', '_')));
             } catch (IllegalArgumentException e) {
                 throw new UsageException("unknown fault '" + name + "'; use pause, kill, redis-restart, flushall, failover, db-kill, gateway,"
-                        + " gateway-outage, gateway-restart, key-reuse");
+                        + " gateway-outage, gateway-restart, key-reuse, nats-restart");
             }
         }
         return out;

@@ -13,14 +13,16 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
  * Strikes the chaos run's faults on a schedule drawn from the seed: every 0.3 to 1.2 s one of the
  * enabled {@link Fault}s that strike at moments (a worker SIGSTOPped or SIGKILLed, the Redis
  * primary restarted, flushed or failed over, the database's connections killed, the gateway down
- * or restarted), on a worker holding a job when there is one. Counts what it injected. One Redis
- * fault at a time: a failed-over primary comes back, empty, as a replica before the next.
+ * or restarted, the run's {@code nats-server} restarted on its file storage), on a worker holding a
+ * job when there is one. Counts what it injected. One Redis fault at a time: a failed-over primary
+ * comes back, empty, as a replica before the next.
  */
 final class FaultInjector {
     private static final long FIRST_FAULT_AFTER_MS = 500;
@@ -31,17 +33,24 @@ final class FaultInjector {
     private final EmbeddedRedisFailoverGroup redis;
     private final String dbUrl;
     private final ChaosGateway gateway;
+    private final ChaosBroker broker;
+    private final Consumer<String> say;
+    private final long startedAt = System.currentTimeMillis();
     private final Map<Fault, Integer> injected = new EnumMap<>(Fault.class);
     private long nextFaultAt;
     private int stoppedPort;
     private long restartStoppedAt;
 
-    FaultInjector(ChaosSettings settings, EmbeddedRedisFailoverGroup redis, String dbUrl, ChaosGateway gateway) {
+    /** @param say gets one line per fault that struck: when, which, on which worker, how long */
+    FaultInjector(ChaosSettings settings, EmbeddedRedisFailoverGroup redis, String dbUrl, ChaosGateway gateway, ChaosBroker broker,
+                  Consumer<String> say) {
         this.settings = settings;
         this.random = new Random(settings.seed());
         this.redis = redis;
         this.dbUrl = dbUrl;
         this.gateway = gateway;
+        this.broker = broker;
+        this.say = say;
         this.nextFaultAt = System.currentTimeMillis() + FIRST_FAULT_AFTER_MS;
     }
 
@@ -97,36 +106,57 @@ final class FaultInjector {
                 }
                 ChaosWorkers.Slot slot = live.get(random.nextInt(live.size()));
                 slot.process.signal("STOP");
-                slot.pausedUntil = System.currentTimeMillis() + (long) (settings.ttl().toMillis() * (1.5 + random.nextDouble() * 2));
+                long pause = (long) (settings.ttl().toMillis() * (1.5 + random.nextDouble() * 2));
+                slot.pausedUntil = System.currentTimeMillis() + pause;
+                struck(fault, slot.name() + " for " + pause + " ms, holding " + slot.held.size() + " jobs");
             }
             case KILL -> {
                 if (live.isEmpty()) {
                     return;
                 }
-                live.get(random.nextInt(live.size())).process.signal("KILL");
+                ChaosWorkers.Slot slot = live.get(random.nextInt(live.size()));
+                slot.process.signal("KILL");
+                struck(fault, slot.name() + ", holding " + slot.held.size() + " jobs");
             }
             case REDIS_RESTART, FLUSHALL, FAILOVER -> {
                 if (stoppedPort != 0) {
                     return; // a failover is under way: one Redis fault at a time
                 }
-                strikeRedis(fault, primaryPort());
+                int primary = primaryPort();
+                strikeRedis(fault, primary);
+                struck(fault, "primary on port " + primary);
             }
-            case DB_KILL -> terminateBackends();
+            case DB_KILL -> {
+                terminateBackends();
+                struck(fault, "every client connection");
+            }
             case GATEWAY_OUTAGE -> {
                 if (!gateway.listening()) {
                     return;
                 }
-                gateway.outage(Duration.ofMillis(2_000 + random.nextInt(3_000))); // longer than a worker's retries
+                Duration outage = Duration.ofMillis(2_000 + random.nextInt(3_000)); // longer than a worker's retries
+                gateway.outage(outage);
+                struck(fault, outage.toMillis() + " ms");
             }
             case GATEWAY_RESTART -> {
                 if (!gateway.listening()) {
                     return;
                 }
                 gateway.restart();
+                struck(fault, "from its ledger");
+            }
+            case NATS_RESTART -> {
+                long start = System.currentTimeMillis();
+                broker.restart(); // the workers reconnect on their own; JetStream redelivers what went unacked
+                struck(fault, "back after " + (System.currentTimeMillis() - start) + " ms, on its file storage");
             }
             default -> throw new IllegalStateException("unhandled fault " + fault);
         }
+    }
+
+    private void struck(Fault fault, String what) {
         injected.merge(fault, 1, Integer::sum);
+        say.accept(String.format("%6.1f s  %-15s %s", (System.currentTimeMillis() - startedAt) / 1000.0, fault.label(), what));
     }
 
     private void strikeRedis(Fault fault, int primary) {

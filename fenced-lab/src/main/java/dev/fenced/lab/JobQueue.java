@@ -1,139 +1,144 @@
 package dev.fenced.lab;
 
+import dev.fenced.StoreUnavailableException;
 import dev.fenced.cli.EventLine;
-import dev.fenced.settlement.SettlementOutcome;
-import java.io.UncheckedIOException;
-import java.sql.Connection;
+import dev.fenced.fleet.JobEvent;
+import dev.fenced.fleet.JobQueueStatus;
+import dev.fenced.fleet.JobStream;
+import dev.fenced.fleet.SettlementJobs;
+import io.nats.client.Connection;
+import io.nats.client.JetStreamApiException;
+import io.nats.client.JetStreamManagement;
+import io.nats.client.api.ConsumerInfo;
+import io.nats.client.api.StreamInfoOptions;
+import java.io.IOException;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.time.Duration;
-import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Deque;
-import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
-import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
+import java.util.UUID;
+import java.util.stream.Collectors;
 import javax.sql.DataSource;
 
 /**
- * The chaos run's queue of jobs (one per merchant), as a queue with a visibility timeout would run
- * it: a job goes to a worker that said it has room; it comes back when its holder reports it
- * unfinished, or when the holder has been silent for the visibility timeout (a paused or dead
- * holder), so that another worker takes it over while the first may still wake up. Any worker
- * line about the job counts as a sign of life. Thread-safe: workers' lines arrive on their reader threads.
+ * A chaos run's jobs on JetStream: a work-queue stream of the run's own (a unique name, deleted at
+ * the end) with one job per merchant, taken by the fleet's workers. The harness only publishes and
+ * reads the stream's state; every delivery and redelivery is JetStream's. At the end it tells, per
+ * merchant, whether its job was acked, dead-lettered, is still queued or in progress, or was lost
+ * (gone from the stream with neither).
  */
-final class JobQueue {
-    /** A job the gateway turned away waits this long before it is handed out again, as a queue's delayed redelivery would. */
-    private static final long GATEWAY_RETRY_DELAY_MS = 1_000;
+final class JobQueue implements AutoCloseable {
+    /**
+     * Deliveries of a failing job before the worker dead-letters it. A chaos run redelivers jobs by
+     * design (pauses, kills, busy leases, lost leases); far above what its faults cause, so that a
+     * dead letter in a run is a finding, not the schedule's doing.
+     */
+    static final int MAX_DELIVER = 25;
 
-    private final long visibilityMillis;
-    private final Deque<String> queue = new ArrayDeque<>();
-    private final Map<String, String> holderOfJob = new HashMap<>();
-    private final Map<String, Long> handedAt = new HashMap<>();
-    private final Map<String, Long> notBefore = new HashMap<>();
-    private final Set<String> done = new HashSet<>();
+    private final Connection connection;
+    private final JobStream stream;
+    private final SettlementJobs jobs;
 
-    JobQueue(Collection<String> merchants, Duration visibilityTimeout) {
-        this.queue.addAll(merchants);
-        this.visibilityMillis = visibilityTimeout.toMillis();
+    private JobQueue(Connection connection, JobStream stream, SettlementJobs jobs) {
+        this.connection = connection;
+        this.stream = stream;
+        this.jobs = jobs;
     }
 
-    /** What a worker's line tells the queue: room for a job, a sign of life, or how a job ended. */
-    synchronized void onLine(ChaosWorkers.Slot slot, EventLine line) {
-        if (line instanceof EventLine.Ready) {
-            if (slot != null) {
-                slot.capacity.incrementAndGet();
-            }
-            return;
-        }
-        String merchant = Events.merchant(line);
-        boolean fromHolder = merchant != null && Objects.equals(holderOfJob.get(merchant), line.worker());
-        if (fromHolder) {
-            handedAt.put(merchant, System.currentTimeMillis()); // progress extends the job's visibility timeout
-        }
-        if (line instanceof EventLine.Result result) {
-            if (result.result() == SettlementOutcome.Result.COMPLETED) {
-                done.add(merchant);
-                queue.remove(merchant);
-            }
-            if (fromHolder) {
-                holderOfJob.remove(merchant);
-                handedAt.remove(merchant);
-                if (result.result() == SettlementOutcome.Result.GATEWAY_UNAVAILABLE) {
-                    notBefore.put(merchant, System.currentTimeMillis() + GATEWAY_RETRY_DELAY_MS);
-                }
-                if (!done.contains(merchant) && !queue.contains(merchant)) {
-                    queue.addLast(merchant);
-                }
-            }
-        }
+    /** A stream name no other run or fleet uses: {@code CHAOS_} and 10 random hex digits. */
+    static String uniqueName() {
+        return "CHAOS_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10).toUpperCase(Locale.ROOT);
     }
 
-    /** Requeues the jobs whose holder went silent, then hands queued jobs to the workers with room. */
-    synchronized void dispatch(List<ChaosWorkers.Slot> workers) {
-        long now = System.currentTimeMillis();
-        for (Map.Entry<String, Long> job : new ArrayList<>(handedAt.entrySet())) {
-            if (now - job.getValue() > visibilityMillis && !done.contains(job.getKey()) && !queue.contains(job.getKey())) {
-                queue.addLast(job.getKey()); // the holder went silent: another worker gets the job, as a queue would do
-                handedAt.put(job.getKey(), Long.MAX_VALUE / 2);
-            }
-        }
-        for (ChaosWorkers.Slot slot : workers) {
-            while (slot.capacity.get() > 0 && !slot.paused() && !queue.isEmpty()) {
-                String merchant = nextReady(now);
-                if (merchant == null) {
-                    break;
-                }
-                slot.capacity.decrementAndGet();
-                holderOfJob.put(merchant, slot.name());
-                handedAt.put(merchant, now);
-                try {
-                    slot.process.writeLine(merchant);
-                } catch (UncheckedIOException gone) {
-                    queue.addFirst(merchant);
-                    break;
-                }
-            }
+    /** Creates the stream, its dead letters and its consumer with the settings the workers are given. */
+    static JobQueue create(Connection connection, String name, ChaosSettings settings) {
+        JobStream stream = JobStream.builder().stream(name).ackWait(settings.ackWait()).maxDeliver(MAX_DELIVER).build();
+        return new JobQueue(connection, stream, SettlementJobs.on(connection, stream));
+    }
+
+    /** The stream's name, for the workers' {@code --stream}. */
+    String stream() {
+        return stream.stream();
+    }
+
+    /** Publishes one settlement job per merchant. */
+    void publish(Collection<String> merchants) {
+        merchants.forEach(jobs::enqueue);
+    }
+
+    /** True when no job waits and none is in progress (taken, or waiting out a retry's delay); false while the broker does not answer. */
+    boolean idle() {
+        try {
+            Optional<JobQueueStatus> status = SettlementJobs.statusOf(connection, stream);
+            return status.isPresent() && status.get().waiting() == 0 && status.get().inProgress() == 0;
+        } catch (StoreUnavailableException | IllegalStateException notNow) {
+            return false; // e.g. reconnecting after a restart of the server
         }
     }
 
-    /** The first queued job whose delay is over, or null. */
-    private String nextReady(long now) {
-        for (String merchant : queue) {
-            if (notBefore.getOrDefault(merchant, 0L) <= now) {
-                queue.remove(merchant);
-                notBefore.remove(merchant);
-                return merchant;
-            }
-        }
-        return null;
-    }
-
-    /** True while the worker holds a job (as far as the queue knows). */
-    synchronized boolean holdsAJob(String worker) {
-        return holderOfJob.containsValue(worker);
-    }
-
-    /** When nothing is queued or held, queues these merchants' jobs again, even if their holders reported them done. */
-    synchronized void requeueIfIdle(Collection<String> merchants) {
-        if (queue.isEmpty() && holderOfJob.isEmpty()) {
+    /** What became of each merchant's job, from the stream, its dead letters, its consumer and the workers' job lines. */
+    ChaosReport.Jobs tally(Collection<String> merchants, List<EventLine> history) {
+        Set<String> acked = history.stream().filter(Events.ofJob(JobEvent.Type.ACKED)).map(Events::merchant).collect(Collectors.toSet());
+        try {
+            JetStreamManagement management = connection.jetStreamManagement();
+            Map<String, Long> queued = subjects(management, stream.stream());
+            Map<String, Long> dead = subjects(management, stream.deadStream());
+            ConsumerInfo consumer = management.getConsumerInfo(stream.stream(), stream.consumer());
+            int ackedJobs = 0;
+            int deadJobs = 0;
+            int unfinished = 0;
+            int lost = 0;
             for (String merchant : merchants) {
-                done.remove(merchant);
-                queue.addLast(merchant);
+                if (acked.contains(merchant)) {
+                    ackedJobs++;
+                } else if (dead.getOrDefault(stream.deadSubject(merchant), 0L) > 0) {
+                    deadJobs++;
+                } else if (queued.getOrDefault(stream.jobSubject(merchant), 0L) > 0) {
+                    unfinished++;
+                } else {
+                    lost++;
+                }
             }
+            long deliveries = consumer.getDelivered().getConsumerSequence();
+            long deliveredJobs = merchants.size() - consumer.getNumPending();
+            return new ChaosReport.Jobs(merchants.size(), ackedJobs, deadJobs, Math.max(0, deliveries - deliveredJobs), deliveries,
+                    unfinished, lost);
+        } catch (IOException | JetStreamApiException e) {
+            throw new StoreUnavailableException("could not read the job stream " + stream.stream() + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static Map<String, Long> subjects(JetStreamManagement management, String name) throws IOException, JetStreamApiException {
+        Map<String, Long> bySubject = management.getStreamInfo(name, StreamInfoOptions.allSubjects()).getStreamState().getSubjectMap();
+        return bySubject == null ? Map.of() : bySubject;
+    }
+
+    /** Deletes the stream and its dead letters; the end of the run, also on a shared server. */
+    @Override
+    public void close() {
+        try {
+            JetStreamManagement management = connection.jetStreamManagement();
+            for (String name : List.of(stream.stream(), stream.deadStream())) {
+                if (management.getStreamNames().contains(name)) {
+                    management.deleteStream(name);
+                }
+            }
+        } catch (IOException | JetStreamApiException | RuntimeException e) {
+            // the server is going away with the run, or was: nothing of the run's is kept on a shared one but this stream
+            System.err.println("chaos: could not delete the stream " + stream.stream() + ": " + e.getMessage());
         }
     }
 
     /** Merchants with refunds still pending or sending; failed ones are the checker's business, not the drain's. */
     static Map<String, Long> unsettledByMerchant(DataSource db) throws SQLException {
         Map<String, Long> out = new LinkedHashMap<>();
-        try (Connection c = db.getConnection(); Statement s = c.createStatement();
+        try (java.sql.Connection c = db.getConnection(); Statement s = c.createStatement();
              ResultSet rs = s.executeQuery("SELECT merchant, COUNT(*) FROM refund WHERE state IN ('pending', 'sending') GROUP BY merchant")) {
             while (rs.next()) {
                 out.put(rs.getString(1), rs.getLong(2));

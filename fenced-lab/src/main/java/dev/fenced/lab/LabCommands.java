@@ -7,7 +7,6 @@ import java.util.List;
 public final class LabCommands implements CommandSet {
     @Override
     public List<Object> commands() {
-        return List.of(new DemoCommand(), new CompareCommand(), new ChaosCommand(), new ChaosWorkerCommand(), new LabSettleCommand(),
-                new LabWorkerCommand());
+        return List.of(new DemoCommand(), new CompareCommand(), new ChaosCommand(), new LabSettleCommand(), new LabWorkerCommand());
     }
 }

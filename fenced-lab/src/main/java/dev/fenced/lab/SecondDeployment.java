@@ -5,29 +5,22 @@ import dev.fenced.cli.EventLine;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fenced.embedded.EmbeddedPostgresServer;
 import dev.fenced.settlement.RefundSeeder;
-import dev.fenced.settlement.SettlementOutcome;
+import io.nats.client.Connection;
 import java.math.BigDecimal;
-import java.io.UncheckedIOException;
-import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Deque;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
 /**
  * The chaos run's {@code key-reuse} fault: a second deployment with a database of its own, whose
- * merchants carry exactly the refund ids of the first deployment's merchants (other amounts), and
- * a worker process of its own, sharing the gateway. Refund ids collide at the gateway on every
- * refund; only the keys each row carries keep the two deployments' money apart.
+ * merchants carry exactly the refund ids of the first deployment's merchants (other amounts), a
+ * job stream of its own and a worker process of its own, sharing the gateway, Redis and NATS.
+ * Refund ids collide at the gateway on every refund; only the keys each row carries keep the two
+ * deployments' money apart.
  */
 final class SecondDeployment implements AutoCloseable {
     private static final String DATABASE = "deploy2";
@@ -35,47 +28,33 @@ final class SecondDeployment implements AutoCloseable {
 
     private final HikariDataSource db;
     private final List<String> merchants;
+    private final JobQueue queue;
     private final List<String> args;
     private final Map<String, String> env;
     private final Consumer<EventLine> history;
-    private final Deque<String> queue = new ArrayDeque<>();
-    private final Set<String> handedOut = new HashSet<>();
-    private final AtomicInteger capacity = new AtomicInteger();
-    private final long silenceLimitMillis;
     private final Consumer<String> say;
-    private volatile long lastEventAt = System.currentTimeMillis();
     private WorkerProcess worker;
 
-    private SecondDeployment(HikariDataSource db, List<String> merchants, Map<String, String> env, ChaosSettings settings,
+    private SecondDeployment(HikariDataSource db, List<String> merchants, JobQueue queue, Map<String, String> env, ChaosSettings settings,
                              Consumer<EventLine> history, Consumer<String> say) {
         this.db = db;
-        this.say = say;
-        // As the first deployment's queue does with a silent holder, but for the whole process: it has no stand-in.
-        this.silenceLimitMillis = Math.max(10_000, 5 * settings.ttl().toMillis());
         this.merchants = merchants;
+        this.queue = queue;
         this.env = env;
         this.history = history;
-        this.queue.addAll(merchants);
-        this.args = new ArrayList<>(List.of("chaos-worker", "--name", "deploy2", "--ttl", settings.ttl().toMillis() + "ms",
-                "--jobs", Integer.toString(JOBS), "--concurrency", Integer.toString(settings.concurrency())));
-        if (!settings.fencing()) {
-            args.add("--no-fence");
-        }
-        this.worker = startWorker();
-    }
-
-    private WorkerProcess startWorker() {
-        capacity.set(0);
-        return WorkerProcess.start("deploy2", args, env, this::onEvent);
+        this.say = say;
+        this.args = ChaosWorkers.args(settings, "deploy2", queue.stream(), JOBS);
+        this.worker = WorkerProcess.start("deploy2", args, env, history);
     }
 
     /**
      * Creates the second database and seeds one merchant for each of the first deployment's first
-     * (up to) three merchants, with the same refund ids, then starts its worker.
+     * (up to) three merchants, with the same refund ids, publishes their jobs on a stream of its
+     * own ({@code stream}), then starts its worker.
      */
-    static SecondDeployment start(EmbeddedPostgresServer postgres, Map<String, String> env, ChaosSettings settings,
-                                  List<String> firstMerchants, Consumer<EventLine> history, Consumer<String> say) {
-        try (Connection c = java.sql.DriverManager.getConnection(postgres.jdbcUrl()); Statement s = c.createStatement()) {
+    static SecondDeployment start(EmbeddedPostgresServer postgres, Map<String, String> env, ChaosSettings settings, List<String> firstMerchants,
+                                  Connection broker, String stream, Consumer<EventLine> history, Consumer<String> say) {
+        try (java.sql.Connection c = java.sql.DriverManager.getConnection(postgres.jdbcUrl()); Statement s = c.createStatement()) {
             s.execute("CREATE DATABASE " + DATABASE);
         } catch (SQLException e) {
             throw new IllegalStateException("could not create the second deployment's database: " + e.getMessage(), e);
@@ -89,9 +68,11 @@ final class SecondDeployment implements AutoCloseable {
                     new BigDecimal("80.75").multiply(BigDecimal.valueOf(settings.refunds())), "EUR");
             merchants.add(merchant);
         }
+        JobQueue queue = JobQueue.create(broker, stream, settings);
+        queue.publish(merchants);
         Map<String, String> ownEnv = new HashMap<>(env);
         ownEnv.put("FENCED_DB_URL", url);
-        return new SecondDeployment(db, merchants, ownEnv, settings, history, say);
+        return new SecondDeployment(db, merchants, queue, ownEnv, settings, history, say);
     }
 
     HikariDataSource db() {
@@ -102,71 +83,33 @@ final class SecondDeployment implements AutoCloseable {
         return merchants;
     }
 
-    private void onEvent(EventLine line) {
-        lastEventAt = System.currentTimeMillis();
-        if (line instanceof EventLine.Ready) {
-            capacity.incrementAndGet();
-            return;
-        }
-        history.accept(line);
-        if (line instanceof EventLine.Result result) {
-            synchronized (queue) {
-                handedOut.remove(result.merchant());
-                if (result.result() != SettlementOutcome.Result.COMPLETED) {
-                    queue.addLast(result.merchant()); // not done: the queue hands it out again
-                }
-            }
+    JobQueue queue() {
+        return queue;
+    }
+
+    /** Replaces its worker when it died (a fault hit its start-up): nothing else takes this deployment's jobs. */
+    void tend() {
+        if (!worker.isAlive()) {
+            say.accept("second deployment's worker gone, replaced: " + worker.stderrTail());
+            worker = WorkerProcess.start("deploy2", args, env, history);
         }
     }
 
-    /**
-     * Hands queued jobs to the worker while it has room. A worker that died (a fault hit its
-     * start-up) or holds jobs without a sign of life for too long is replaced, and its jobs queued again.
-     */
-    void dispatch() {
-        synchronized (queue) {
-            boolean silent = !handedOut.isEmpty() && System.currentTimeMillis() - lastEventAt > silenceLimitMillis;
-            if (!worker.isAlive() || silent) {
-                say.accept("second deployment's worker " + (silent ? "silent" : "gone") + ", replaced: " + worker.stderrTail());
-                worker.close();
-                queue.addAll(handedOut);
-                handedOut.clear();
-                lastEventAt = System.currentTimeMillis();
-                worker = startWorker();
-            }
-            while (capacity.get() > 0 && !queue.isEmpty()) {
-                String merchant = queue.pollFirst();
-                try {
-                    worker.writeLine(merchant);
-                } catch (UncheckedIOException gone) {
-                    queue.addFirst(merchant); // replaced at the next dispatch
-                    return;
-                }
-                capacity.decrementAndGet();
-                handedOut.add(merchant);
-            }
-        }
+    /** True when no refund of this deployment is pending or sending. */
+    boolean settled() throws SQLException {
+        return JobQueue.unsettledByMerchant(db).isEmpty();
     }
 
-    /** True when no refund of this deployment is pending or sending; requeues its merchants otherwise. */
-    boolean drained() throws SQLException {
-        Map<String, Long> unsettled = JobQueue.unsettledByMerchant(db);
-        synchronized (queue) {
-            if (queue.isEmpty() && handedOut.isEmpty()) {
-                queue.addAll(unsettled.keySet());
-            }
-        }
-        return unsettled.isEmpty();
+    /** Drains its worker with SIGTERM, as the first deployment's. */
+    void stopWorker() {
+        ChaosWorkers.terminate(worker);
+        ChaosWorkers.awaitExit(worker);
     }
 
     @Override
     public void close() {
-        worker.closeStdin();
-        try {
-            worker.awaitExit(Duration.ofSeconds(20));
-        } catch (IllegalStateException stuck) {
-            worker.close();
-        }
+        stopWorker();
+        queue.close();
         db.close();
     }
 }

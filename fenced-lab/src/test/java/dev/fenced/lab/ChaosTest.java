@@ -7,9 +7,11 @@ import java.util.EnumSet;
 import org.junit.jupiter.api.Test;
 
 /**
- * The short form of {@code fenced chaos} that CI runs: real worker processes under pauses, kills,
- * Redis restarts and FLUSHALL, killed database connections and gateway faults; then the same seed
- * with fencing off, which must show violations or the run proved nothing.
+ * The short form of {@code fenced chaos} that CI runs: fleet worker processes fed by JetStream
+ * under pauses, kills, Redis restarts and FLUSHALL, killed database connections, gateway faults
+ * and restarts of the broker itself; then the same seed with fencing off, which must show
+ * violations or the run proved nothing. The harness publishes the jobs and signals processes;
+ * every redelivery is JetStream's.
  */
 class ChaosTest {
     private static final long SEED = 4471;
@@ -18,10 +20,20 @@ class ChaosTest {
         return run(SEED, fencing, dbTokens, faults);
     }
 
+    /** 6 merchants x 120 refunds, 3 workers of 3 jobs, 20 s of faults; the broker of FENCED_NATS_URL unless nats-restart needs one of its own. */
     private static ChaosReport run(long seed, boolean fencing, boolean dbTokens, EnumSet<Fault> faults) throws Exception {
-        ChaosSettings settings = new ChaosSettings(6, 120, 3, 1, Duration.ofMillis(80), Duration.ofSeconds(20),
-                Duration.ofSeconds(1), seed, faults, fencing, dbTokens, null);
+        ChaosSettings settings = new ChaosSettings(6, 120, 3, 3, 1, Duration.ofMillis(80), Duration.ofSeconds(20),
+                Duration.ofSeconds(1), seed, faults, fencing, dbTokens, null, System.getenv("FENCED_NATS_URL"));
         return new ChaosHarness(settings, null).run();
+    }
+
+    /** Every job acked, none dead-lettered, lost or left in the stream. */
+    private static void assertNoJobLost(ChaosReport report, int jobs) {
+        assertThat(report.jobs().published()).as(report.table()).isEqualTo(jobs);
+        assertThat(report.jobs().acked()).as(report.table()).isEqualTo(jobs);
+        assertThat(report.jobs().lost()).as(report.table()).isZero();
+        assertThat(report.jobs().unfinished()).as(report.table()).isZero();
+        assertThat(report.jobs().deadLettered()).as(report.table()).isZero();
     }
 
     @Test
@@ -37,13 +49,19 @@ class ChaosTest {
         assertThat(report.gatewayRefunds()).as("one refund per row, in both deployments").isEqualTo(report.refunds());
         assertThat(report.refunds()).as("720 rows and the second deployment's 360").isEqualTo(1080);
         assertThat(report.faults().get("pause").count() + report.faults().get("kill").count()).as("faults struck").isPositive();
+        assertThat(report.jobs().redelivered()).as("JetStream redelivered the jobs of paused and killed workers%n%s", report.table()).isPositive();
+        assertNoJobLost(report, 9);
     }
 
+    /** The broker restarted mid-run on its file storage: the workers reconnect, no job is lost, every refund is paid once. */
     @Test
-    void databaseIssuedTokensKeepRisingAcrossRedisFailoverAndDataLoss() throws Exception {
-        ChaosReport report = run(true, true, EnumSet.of(Fault.FAILOVER, Fault.REDIS_RESTART, Fault.FLUSHALL, Fault.PAUSE));
+    void databaseIssuedTokensKeepRisingAcrossRedisFailoverAndDataLossAndNoJobIsLostAcrossBrokerRestarts() throws Exception {
+        ChaosReport report = run(true, true, EnumSet.of(Fault.FAILOVER, Fault.REDIS_RESTART, Fault.FLUSHALL, Fault.PAUSE, Fault.NATS_RESTART));
         assertThat(report.violations()).as(report.table()).isZero();
         assertThat(report.tokens()).isEqualTo("database");
+        assertThat(report.faults().get("nats-restart").count()).as(report.table()).isPositive();
+        assertThat(report.drained()).as(report.table()).isTrue();
+        assertNoJobLost(report, 6);
     }
 
     @Test

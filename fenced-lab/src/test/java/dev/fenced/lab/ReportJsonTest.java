@@ -127,26 +127,32 @@ class ReportJsonTest {
 
     @Test
     void theChaosReportKeepsItsFieldNamesAndAFaultIsACountOrItsRates() throws Exception {
-        ChaosSettings settings = new ChaosSettings(2, 10, 2, 1, Duration.ofMillis(50), Duration.ofSeconds(5), Duration.ofSeconds(1), 7,
-                EnumSet.of(Fault.PAUSE, Fault.GATEWAY), true, false, null);
+        ChaosSettings settings = new ChaosSettings(2, 10, 2, 3, 1, Duration.ofMillis(50), Duration.ofSeconds(5), Duration.ofSeconds(1), 7,
+                EnumSet.of(Fault.PAUSE, Fault.GATEWAY, Fault.NATS_RESTART), true, false, null, null);
         List<EventLine> history = List.of(event(Type.ACQUIRED, "w1", null, 1, null, 0), event(Type.LEASE_LOST, "w1", null, 1, null, 5));
-        ChaosReport report = new ChaosReport(7, true, "redis", 2, 20, 2, 1, 50, 3, 20, true,
-                ChaosReport.faults(settings, Map.of(Fault.PAUSE, 4)), ChaosReport.operations(history),
+        ChaosReport report = new ChaosReport(7, true, "redis", 2, 20, 2, 1, 50, 3, 20, true, new ChaosReport.Jobs(2, 1, 1, 3, 5, 0, 0),
+                ChaosReport.faults(settings, Map.of(Fault.PAUSE, 4, Fault.NATS_RESTART, 1)), ChaosReport.operations(history),
                 Map.of("refunds created more than once at the gateway", 0L), 0, "exactly once: no violation", 12.5);
         JsonNode json = JSON.valueToTree(report);
 
         assertThat(fieldNames(json)).containsExactly("seed", "fencing", "tokens", "merchants", "refunds", "workers", "concurrency",
-                "gatewayLatencyMs", "workerProcessesStarted", "gatewayRefunds", "drained", "faults", "operations", "checks", "violations",
+                "gatewayLatencyMs", "workerProcessesStarted", "gatewayRefunds", "drained", "jobs", "faults", "operations", "checks", "violations",
                 "verdict", "seconds");
+        assertThat(fieldNames(json.get("jobs"))).containsExactly("published", "acked", "deadLettered", "redelivered", "deliveries",
+                "unfinished", "lost");
+        assertThat(json.get("jobs").get("redelivered").asLong()).isEqualTo(3);
         assertThat(json.get("verdict").asText()).isEqualTo("exactly once: no violation");
-        assertThat(fieldNames(json.get("faults"))).containsExactly("pause", "gateway");
+        assertThat(fieldNames(json.get("faults"))).containsExactly("pause", "gateway", "nats-restart");
+        assertThat(json.get("faults").get("nats-restart").asInt()).isEqualTo(1);
         assertThat(json.get("faults").get("pause").isInt()).isTrue();
         assertThat(json.get("faults").get("pause").asInt()).isEqualTo(4);
         assertThat(json.get("faults").get("gateway").asText()).startsWith("per request:");
-        assertThat(fieldNames(json.get("operations"))).startsWith("acquired", "busy", "claimed").contains("gateway-down", "lease-lost");
+        assertThat(fieldNames(json.get("operations"))).startsWith("acquired", "busy", "claimed").contains("gateway-down", "lease-lost")
+                .endsWith("job-received", "job-acked", "job-retry", "job-handed-back", "job-left", "job-dead-lettered");
         assertThat(json.get("operations").get("lease-lost").asLong()).isEqualTo(1);
         assertThat(report.table()).startsWith("fenced chaos: seed 7, fencing on, tokens from redis, 2 merchants, 20 refunds, 2 workers"
-                + " (3 processes started), 13 s").contains(String.format("%-16s %s%n", "pause", "4"));
+                + " (3 processes started), 13 s").contains(String.format("%-16s %s%n", "pause", "4"))
+                .contains("jobs: 2 published, 1 acked, 1 dead-lettered, 3 redelivered (5 deliveries), 0 unfinished, 0 lost");
     }
 
     private static List<String> fieldNames(JsonNode node) {
