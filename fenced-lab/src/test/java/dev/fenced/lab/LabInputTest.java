@@ -25,6 +25,6 @@ class LabInputTest {
     void anUnknownCommandListsTheLabsCommandsButNotItsWorkers() {
         CliRun run = CliRun.of("demox");
         assertThat(run.exit()).isEqualTo(FencedCli.USAGE);
-        assertThat(run.stderr()).contains("demo", "compare", "chaos", "settle").doesNotContain("lab-settle", "chaos-worker");
+        assertThat(run.stderr()).contains("demo", "compare", "chaos", "settle").doesNotContain("lab-settle", "lab-worker");
     }
 }
