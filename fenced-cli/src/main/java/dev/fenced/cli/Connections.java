@@ -37,6 +37,14 @@ public final class Connections {
     /** How long a SIGTERM waits for the refunds in flight to finish before the process exits anyway. */
     public static final Duration DRAIN_TIME = Duration.ofSeconds(30);
 
+    /** Refunds in flight under one token: what the settlement worker accepts, as a usage error. */
+    public static int requireConcurrency(int concurrency) {
+        if (concurrency < 1 || concurrency > 256) {
+            throw new UsageException("--concurrency must be 1 to 256, got " + concurrency);
+        }
+        return concurrency;
+    }
+
     /** The shortest lease the commands accept: below it, a JVM's start-up and one round trip outlast the lease. */
     public static final Duration MIN_TTL = Duration.ofMillis(100);
 

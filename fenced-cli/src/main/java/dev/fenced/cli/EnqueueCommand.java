@@ -24,9 +24,7 @@ final class EnqueueCommand implements Callable<Integer> {
     @Override
     public Integer call() throws InterruptedException {
         Merchants.requireValid(merchant);
-        if (batch != null && !batch.matches("[A-Za-z0-9_.-]{1,64}")) {
-            throw new UsageException("--batch '" + batch + "' must be 1 to 64 letters, digits, dots, underscores or hyphens");
-        }
+        SettlementJobs.requireValidBatchId(batch);
         nats.requireUrl();
         try (Connection broker = nats.connect("fenced-enqueue")) {
             System.out.println(describe(SettlementJobs.on(broker, nats.streamBuilder().build()).enqueue(merchant, batch)));

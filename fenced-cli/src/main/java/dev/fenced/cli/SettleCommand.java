@@ -48,9 +48,7 @@ public class SettleCommand implements Callable<Integer> {
     public Integer call() {
         Merchants.requireValid(merchant);
         Connections.requireUsableTtl(ttl);
-        if (concurrency < 1 || concurrency > 256) {
-            throw new UsageException("--concurrency must be 1 to 256, got " + concurrency);
-        }
+        Connections.requireConcurrency(concurrency);
         String redisUrl = Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL");
         String dbUrl = Connections.require(connections.dbUrl, "--db-url", "FENCED_DB_URL");
         String gatewayUrl = Connections.require(connections.gatewayUrl, "--gateway-url", "FENCED_GATEWAY_URL");

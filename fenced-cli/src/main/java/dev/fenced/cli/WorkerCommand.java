@@ -55,9 +55,7 @@ public class WorkerCommand implements Callable<Integer> {
         if (jobs < 1 || jobs > 64) {
             throw new UsageException("--jobs must be 1 to 64, got " + jobs);
         }
-        if (concurrency < 1 || concurrency > 256) {
-            throw new UsageException("--concurrency must be 1 to 256, got " + concurrency);
-        }
+        Connections.requireConcurrency(concurrency);
         Connections.requireUsableTtl(ttl);
         JobStream stream;
         try {

@@ -156,7 +156,7 @@ public final class FleetWorker {
         long delivery = message.metaData().deliveredCount();
         String merchant = new String(message.getData(), StandardCharsets.UTF_8);
         emit(JobEvent.Type.RECEIVED, merchant, sequence, delivery, "delivery " + delivery);
-        if (!validMerchant(merchant)) {
+        if (!Merchants.isValid(merchant)) {
             answers.deadLetter(message, "invalid", sequence, delivery, "not a merchant id");
             return;
         }
@@ -195,15 +195,6 @@ public final class FleetWorker {
         long answerStart = System.nanoTime();
         answers.answer(message, merchant, sequence, delivery, outcome);
         answers.brokerNanos.addAndGet(System.nanoTime() - answerStart);
-    }
-
-    private static boolean validMerchant(String merchant) {
-        try {
-            Merchants.requireValid(merchant);
-            return true;
-        } catch (IllegalArgumentException e) {
-            return false;
-        }
     }
 
     private void emit(JobEvent.Type type, String merchant, long sequence, long delivery, String detail) {

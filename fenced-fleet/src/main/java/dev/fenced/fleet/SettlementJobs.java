@@ -54,6 +54,14 @@ public final class SettlementJobs {
     public record Enqueued(String merchant, long sequence, boolean duplicate) {
     }
 
+    /** Returns a batch id (null for none) when it can be part of a message id: 1 to 64 letters, digits, dots, underscores or hyphens. */
+    public static String requireValidBatchId(String batchId) {
+        if (batchId != null && !batchId.matches("[A-Za-z0-9_.-]{1,64}")) {
+            throw new IllegalArgumentException("batch id '" + batchId + "' must be 1 to 64 letters, digits, dots, underscores or hyphens");
+        }
+        return batchId;
+    }
+
     /** Enqueues the settlement of {@code merchant}'s unsettled refunds. */
     public Enqueued enqueue(String merchant) {
         return enqueue(merchant, null);
@@ -62,9 +70,7 @@ public final class SettlementJobs {
     /** As {@link #enqueue(String)}; a {@code batchId} makes a job distinct from other batches of the merchant. */
     public Enqueued enqueue(String merchant, String batchId) {
         Merchants.requireValid(merchant);
-        if (batchId != null && !batchId.matches("[A-Za-z0-9_.-]{1,64}")) {
-            throw new IllegalArgumentException("batch id '" + batchId + "' must be 1 to 64 letters, digits, dots, underscores or hyphens");
-        }
+        requireValidBatchId(batchId);
         String messageId = "settle:" + merchant + (batchId == null ? "" : ":" + batchId);
         try {
             PublishAck ack = publish(merchant, messageId);

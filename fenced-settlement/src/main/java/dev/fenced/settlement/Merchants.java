@@ -10,10 +10,15 @@ public final class Merchants {
         if (merchant == null || merchant.isBlank()) {
             throw new IllegalArgumentException("merchant id must not be blank");
         }
-        if (!merchant.matches("[A-Za-z0-9_-]{1,64}")) {
+        if (!isValid(merchant)) {
             throw new IllegalArgumentException("merchant id '" + merchant + "' must be 1 to 64 letters, digits, underscores or hyphens");
         }
         return merchant;
+    }
+
+    /** True when {@code merchant} is a valid merchant id (see {@link #requireValid}). */
+    public static boolean isValid(String merchant) {
+        return merchant != null && merchant.matches("[A-Za-z0-9_-]{1,64}");
     }
 
     private static final String RESOURCE_PREFIX = "settle:";
