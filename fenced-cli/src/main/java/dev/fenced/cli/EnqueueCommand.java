@@ -25,7 +25,7 @@ final class EnqueueCommand implements Callable<Integer> {
     public Integer call() throws InterruptedException {
         Merchants.requireValid(merchant);
         SettlementJobs.requireValidBatchId(batch);
-        nats.requireUrl();
+        nats.checkUrl();
         try (Connection broker = nats.connect("fenced-enqueue")) {
             System.out.println(describe(SettlementJobs.on(broker, nats.streamBuilder().build()).enqueue(merchant, batch)));
         }

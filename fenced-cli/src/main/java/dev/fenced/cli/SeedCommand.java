@@ -28,7 +28,7 @@ final class SeedCommand implements Callable<Integer> {
     @Option(names = "--id-prefix", description = "refund id prefix (default: the merchant id and _r, e.g. m_4471_r001)")
     String idPrefix;
 
-    @Option(names = "--enqueue", description = "also publish the merchant's settlement job to the fleet's stream (needs --nats-url)")
+    @Option(names = "--enqueue", description = "also publish the merchant's settlement job to the fleet's stream (the broker of --nats-url, or the local one)")
     boolean enqueue;
 
     @Mixin

@@ -56,7 +56,7 @@ final class StatusCommand implements Callable<Integer> {
         Optional<JobQueueStatus> jobs = Optional.empty();
         String jobsMissing = null;
         if (nats.given()) {
-            nats.requireUrl();
+            nats.checkUrl();
             JobStream stream = nats.streamBuilder().build();
             jobsMissing = "no stream " + stream.stream();
             try (io.nats.client.Connection broker = nats.connect("fenced-status")) {

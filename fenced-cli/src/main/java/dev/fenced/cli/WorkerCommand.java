@@ -63,7 +63,7 @@ public class WorkerCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new UsageException(e.getMessage());
         }
-        nats.requireUrl();
+        nats.checkUrl();
         String redisUrl = Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL");
         String dbUrl = Connections.require(connections.dbUrl, "--db-url", "FENCED_DB_URL");
         String gatewayUrl = Connections.require(connections.gatewayUrl, "--gateway-url", "FENCED_GATEWAY_URL");

@@ -38,6 +38,53 @@ class FleetCliTest {
         }
     }
 
+    /**
+     * Without a URL the first fleet command starts a nats-server of its own, which outlives it; the
+     * next command uses the same one, so the two see one stream (the double enqueue is one job).
+     */
+    @Test
+    void withoutANatsUrlTheFleetCommandsShareALocalNatsServer() throws Exception {
+        String port;
+        try (java.net.ServerSocket free = new java.net.ServerSocket(0)) {
+            port = Integer.toString(free.getLocalPort());
+        }
+        String merchant = "m_" + UUID.randomUUID().toString().substring(0, 8);
+        long pid = -1;
+        try {
+            // "--nats-url=" overrides FENCED_NATS_URL, which CI sets
+            CliRun first = CliRun.of("seed", "--merchant", merchant, "--refunds", "2", "--total", "20.00", "--db-url", DB, "--enqueue",
+                    "--nats-url=", "--local-nats-port", port);
+            assertThat(first.exit()).as(first.both()).isZero();
+            java.util.regex.Matcher started = java.util.regex.Pattern.compile("started nats-server \\(pid (\\d+)\\) on nats://127\\.0\\.0\\.1:" + port)
+                    .matcher(first.stderr());
+            assertThat(started.find()).as(first.stderr()).isTrue();
+            pid = Long.parseLong(started.group(1));
+            assertThat(first.stdout()).contains("enqueued " + merchant + " as job");
+
+            CliRun again = CliRun.of("enqueue", "--merchant", merchant, "--nats-url=", "--local-nats-port", port);
+            assertThat(again.exit()).as(again.both()).isZero();
+            assertThat(again.stderr()).contains("using the nats-server on nats://127.0.0.1:" + port);
+            assertThat(again.stdout()).contains("already enqueued");
+            assertThat(ProcessHandle.of(pid)).as("the server outlives the commands").isPresent();
+        } finally {
+            ProcessHandle.of(pid).ifPresent(server -> {
+                server.destroy();
+                server.onExit().join();
+            });
+            java.nio.file.Path storage = java.nio.file.Path.of(System.getProperty("java.io.tmpdir"), "fenced-nats-" + port);
+            try (java.util.stream.Stream<java.nio.file.Path> files = java.nio.file.Files.walk(storage)) {
+                files.sorted(java.util.Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+            }
+        }
+    }
+
+    @Test
+    void withoutANatsServerTheMessageSaysWhatToInstall() throws Exception {
+        java.nio.file.Path empty = java.nio.file.Files.createTempDirectory("no-nats");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> LocalNats.binary(java.util.List.of(empty)))
+                .hasMessageContaining("apt-get install nats-server").hasMessageContaining("--nats-url");
+    }
+
     @Test
     void badFleetInputIsOneLine() {
         CliRun jobs = CliRun.of("worker", "--jobs", "0", "--nats-url", TestNats.url());

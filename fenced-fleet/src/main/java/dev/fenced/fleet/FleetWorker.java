@@ -33,7 +33,8 @@ import java.util.function.Function;
  *   <li>lease held elsewhere → nak with a delay of AckWait: the holder may be a paused worker whose
  *       lease will expire;</li>
  *   <li>gateway unavailable or a store failing → nak with a growing delay; on the
- *       {@code maxDeliver}-th delivery, the dead letters instead;</li>
+ *       {@code maxDeliver}-th counted delivery, the dead letters instead (deliveries that found
+ *       the lease busy or were handed back by a drain are not counted: {@link ExcusedDeliveries});</li>
  *   <li>fence violation or lost lease → nothing: another holder owns the merchant and, when it came
  *       through the queue, its delivery of the same job decides; with no live delivery, AckWait
  *       hands the job on;</li>
@@ -45,8 +46,8 @@ import java.util.function.Function;
  * its delivery; a paused or dead process stops heartbeating, JetStream redelivers its job, and the
  * next holder's token fences the old one out. A run whose lease was gone when it ended (it was
  * paused, and JetStream may have handed its job on) leaves its delivery alone unless the work is
- * done. A job delivered {@code 4 × maxDeliver} times (e.g. one that kills its worker every time)
- * is dead-lettered when it arrives. The worker never acks a job it did not finish, so a crash loses
+ * done. A job that arrives for its {@code 4 × maxDeliver}-th counted delivery (e.g. one that
+ * kills its worker every time) is dead-lettered at once. The worker never acks a job it did not finish, so a crash loses
  * nothing.
  */
 public final class FleetWorker {
@@ -165,7 +166,7 @@ public final class FleetWorker {
             answers.handBack(message, merchant, sequence, delivery, "draining");
             return;
         }
-        if (delivery >= 4L * stream.maxDeliver()) {
+        if (answers.counted(sequence, delivery) >= 4L * stream.maxDeliver()) {
             answers.deadLetter(message, merchant, sequence, delivery, "delivered " + delivery + " times without an answer");
             return;
         }

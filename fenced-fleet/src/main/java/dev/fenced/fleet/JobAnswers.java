@@ -23,6 +23,7 @@ final class JobAnswers {
     private final Duration ackWait;
     private final Duration retryDelay;
     private final Consumer<JobEvent> listener;
+    private final ExcusedDeliveries excused;
 
     final AtomicLong acked = new AtomicLong();
     final AtomicLong retried = new AtomicLong();
@@ -43,6 +44,12 @@ final class JobAnswers {
         this.ackWait = ackWait;
         this.retryDelay = retryDelay;
         this.listener = listener;
+        this.excused = ExcusedDeliveries.of(connection, stream);
+    }
+
+    /** The deliveries of a job that count towards its limit: those that tried it (see {@link ExcusedDeliveries}). */
+    long counted(long sequence, long delivery) {
+        return excused.counted(sequence, delivery);
     }
 
     void answer(Message message, String merchant, long sequence, long delivery, SettlementOutcome outcome) {
@@ -57,15 +64,20 @@ final class JobAnswers {
         switch (outcome.result()) {
             case COMPLETED, REJECTED -> {
                 message.ack();
+                excused.forget(sequence);
                 acked.incrementAndGet();
                 emit(JobEvent.Type.ACKED, merchant, sequence, delivery, result);
             }
-            case LEASE_BUSY -> retry(message, merchant, sequence, delivery, ackWait, result);
+            case LEASE_BUSY -> {
+                excused.excuse(sequence);
+                retry(message, merchant, sequence, delivery, ackWait, result);
+            }
             case GATEWAY_UNAVAILABLE, FAILED -> {
-                if (delivery >= stream.maxDeliver()) {
+                long counted = counted(sequence, delivery);
+                if (counted >= stream.maxDeliver()) {
                     deadLetter(message, merchant, sequence, delivery, result + (outcome.error() == null ? "" : ": " + outcome.error()));
                 } else {
-                    long factor = 1L << Math.min(delivery - 1, 6);
+                    long factor = 1L << Math.min(counted - 1, 6);
                     retry(message, merchant, sequence, delivery, retryDelay.multipliedBy(factor), result);
                 }
             }
@@ -78,6 +90,7 @@ final class JobAnswers {
     }
 
     void handBack(Message message, String merchant, long sequence, long delivery, String why) {
+        excused.excuse(sequence);
         message.nak();
         handedBack.incrementAndGet();
         emit(JobEvent.Type.HANDED_BACK, merchant, sequence, delivery, why);
@@ -102,6 +115,7 @@ final class JobAnswers {
             return;
         }
         message.term();
+        excused.forget(sequence);
         deadLettered.incrementAndGet();
         emit(JobEvent.Type.DEAD_LETTERED, merchant, sequence, delivery, reason);
     }

@@ -1,10 +1,13 @@
 package dev.fenced.fleet;
 
+import io.nats.client.Connection;
 import io.nats.client.JetStreamApiException;
 import io.nats.client.JetStreamManagement;
+import io.nats.client.KeyValueManagement;
 import io.nats.client.api.AckPolicy;
 import io.nats.client.api.ConsumerConfiguration;
 import io.nats.client.api.DeliverPolicy;
+import io.nats.client.api.KeyValueConfiguration;
 import io.nats.client.api.RetentionPolicy;
 import io.nats.client.api.StorageType;
 import io.nats.client.api.StreamConfiguration;
@@ -25,14 +28,17 @@ import java.util.regex.Pattern;
  *   <li>Durable pull consumer {@code settlement-workers}, explicit acks, <b>AckWait</b> 30 s (the
  *       job's visibility timeout: a worker that stops heartbeating for that long loses the job to
  *       another; the workers set it, producers never change it), no broker-side delivery limit:
- *       the worker itself sends a job that fails on its {@code maxDeliver}-th delivery (5; every
- *       delivery counts, also one that found the lease busy) to the dead letters, so that a job
- *       is never parked silently by the broker.</li>
+ *       the worker itself sends a job that fails on its {@code maxDeliver}-th counted delivery (5)
+ *       to the dead letters, so that a job is never parked silently by the broker. A delivery
+ *       that found the lease busy or was handed back by a drain does not count: a job waiting
+ *       behind a long-running holder has not failed.</li>
+ *   <li>Key-value bucket {@code FENCED_SETTLE_EXCUSED} (file storage, entries kept as long as
+ *       dead letters): those excused deliveries per job, shared by the fleet's workers.</li>
  *   <li>Stream {@code FENCED_SETTLE_DEAD} on {@code fenced.settle.dead.<merchant>}, limits
  *       retention, file storage, kept 14 days: the dead letters, with the reason in a header.</li>
  * </ul>
  *
- * {@link #ensure(JetStreamManagement, boolean)} creates them or brings them to these settings at start; a
+ * {@link #ensure(Connection, boolean)} creates them or brings them to these settings at start; a
  * stream of the same name with another retention is refused rather than changed.
  */
 public final class JobStream {
@@ -100,6 +106,11 @@ public final class JobStream {
         return maxDeliver;
     }
 
+    /** The key-value bucket of the deliveries that do not count towards {@link #maxDeliver()}: {@code <stream>_EXCUSED}. */
+    public String excusedBucket() {
+        return stream + "_EXCUSED";
+    }
+
     /** The subject of a merchant's settlement job. */
     public String jobSubject(String merchant) {
         return subjects + "." + merchant;
@@ -120,19 +131,28 @@ public final class JobStream {
      * {@code configureConsumer} false an existing consumer is left as it is: a producer (enqueue,
      * seed) never changes the AckWait the workers run with.
      */
-    public void ensure(JetStreamManagement management, boolean configureConsumer) throws IOException, JetStreamApiException {
+    public void ensure(Connection connection, boolean configureConsumer) throws IOException, JetStreamApiException {
+        JetStreamManagement management = connection.jetStreamManagement();
         StreamConfiguration jobs = StreamConfiguration.builder().name(stream).subjects(subjects + ".*")
                 .retentionPolicy(RetentionPolicy.WorkQueue).storageType(StorageType.File).duplicateWindow(duplicateWindow).build();
         StreamConfiguration dead = StreamConfiguration.builder().name(deadStream).subjects(deadSubjects + ".*")
                 .retentionPolicy(RetentionPolicy.Limits).storageType(StorageType.File).maxAge(deadLetterAge).build();
         ensureStream(management, jobs);
         ensureStream(management, dead);
+        ensureExcusedBucket(connection.keyValueManagement());
         if (!configureConsumer && consumerExists(management)) {
             return;
         }
         management.addOrUpdateConsumer(stream, ConsumerConfiguration.builder().durable(consumer).filterSubject(subjects + ".*")
                 .ackPolicy(AckPolicy.Explicit).ackWait(ackWait).maxDeliver(-1).maxAckPending(10_000)
                 .deliverPolicy(DeliverPolicy.All).build());
+    }
+
+    private void ensureExcusedBucket(KeyValueManagement buckets) throws IOException, JetStreamApiException {
+        if (!buckets.getBucketNames().contains(excusedBucket())) {
+            buckets.create(KeyValueConfiguration.builder().name(excusedBucket()).storageType(StorageType.File)
+                    .maxHistoryPerKey(1).ttl(deadLetterAge).build());
+        }
     }
 
     private boolean consumerExists(JetStreamManagement management) throws IOException, JetStreamApiException {

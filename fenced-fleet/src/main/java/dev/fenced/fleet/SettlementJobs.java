@@ -43,7 +43,7 @@ public final class SettlementJobs {
 
     private static SettlementJobs open(Connection connection, JobStream stream, boolean configureConsumer) {
         try {
-            stream.ensure(connection.jetStreamManagement(), configureConsumer);
+            stream.ensure(connection, configureConsumer);
         } catch (IOException | JetStreamApiException e) {
             throw new StoreUnavailableException("could not create or check the JetStream stream " + stream.stream() + ": " + e.getMessage(), e);
         }

@@ -59,6 +59,7 @@ class FleetWorkerTest {
             for (JobStream stream : STREAMS) {
                 nats.jetStreamManagement().deleteStream(stream.stream());
                 nats.jetStreamManagement().deleteStream(stream.deadStream());
+                nats.keyValueManagement().delete(stream.excusedBucket());
             }
             nats.close();
         }
@@ -188,6 +189,39 @@ class FleetWorkerTest {
         assertThat(jobs.status().deadLetters()).isEqualTo(2);
         assertThat(jobs.status().waiting()).isZero();
         assertThat(RefundSummary.of(db, merchant).rowsByState()).containsOnlyKeys("pending");
+    }
+
+    /**
+     * A job whose merchant another holder keeps busy is delivered more often than maxDeliver (2),
+     * so JetStream's count alone would dead-letter it; those deliveries are excused, and the job
+     * settles once the lease is free.
+     */
+    @Test
+    void aJobWaitingBehindABusyLeaseIsNeverDeadLettered() throws Exception {
+        JobStream stream = freshStream(Duration.ofSeconds(1), 2);
+        SettlementJobs jobs = SettlementJobs.on(nats, stream);
+        String merchant = seeded(5);
+        jobs.enqueue(merchant);
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ofMillis(2)).build())) {
+            List<JobEvent> events = new CopyOnWriteArrayList<>();
+            FleetWorker worker = fleet(stream, gateway.url(), 2, events).build();
+            CompletableFuture<FleetWorker.Summary> run;
+            try (dev.fenced.Lease busy = leases.tryAcquire(Merchants.resource(merchant), Duration.ofSeconds(30)).orElseThrow()) {
+                run = CompletableFuture.supplyAsync(() -> worker.run(() -> events.stream().anyMatch(e -> e.type() == JobEvent.Type.ACKED)));
+                long deadline = System.currentTimeMillis() + 60_000;
+                while (events.stream().filter(e -> e.type() == JobEvent.Type.RETRY).count() < 4 && System.currentTimeMillis() < deadline) {
+                    Thread.sleep(50);
+                }
+            }
+            FleetWorker.Summary summary = run.get(2, TimeUnit.MINUTES);
+            long deliveries = events.stream().filter(e -> e.type() == JobEvent.Type.RECEIVED).mapToLong(JobEvent::delivery).max().orElse(0);
+            assertThat(deliveries).as("delivered more often than maxDeliver").isGreaterThan(stream.maxDeliver());
+            assertThat(events).filteredOn(e -> e.type() == JobEvent.Type.RETRY).allMatch(e -> e.detail().startsWith("LEASE_BUSY"));
+            assertThat(summary.deadLettered()).isZero();
+            assertThat(summary.acked()).isEqualTo(1);
+            assertPaidOnce(gateway, merchant, 5);
+            assertThat(jobs.status().deadLetters()).isZero();
+        }
     }
 
     /** A drain in the middle of a job: it stops claiming, confirms what is in flight, hands the job back; the next worker finishes it. */

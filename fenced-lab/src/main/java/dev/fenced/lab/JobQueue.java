@@ -35,9 +35,9 @@ import javax.sql.DataSource;
  */
 final class JobQueue implements AutoCloseable {
     /**
-     * Deliveries of a failing job before the worker dead-letters it. A chaos run redelivers jobs by
-     * design (pauses, kills, busy leases, lost leases); far above what its faults cause, so that a
-     * dead letter in a run is a finding, not the schedule's doing.
+     * Counted deliveries of a failing job before the worker dead-letters it. A chaos run redelivers
+     * jobs by design (pauses, kills, lost leases, gateway outages; busy leases are not counted); far
+     * above what its faults cause, so that a dead letter in a run is a finding, not the schedule's doing.
      */
     static final int MAX_DELIVER = 25;
 
