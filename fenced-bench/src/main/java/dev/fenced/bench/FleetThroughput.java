@@ -418,12 +418,10 @@ final class FleetThroughput {
         if (management == null) {
             return;
         }
-        for (String name : List.of(stream.stream(), stream.deadStream())) {
-            try {
-                management.deleteStream(name);
-            } catch (IOException | JetStreamApiException | RuntimeException e) {
-                System.err.println("fleet: could not delete the stream " + name + ": " + e.getMessage());
-            }
+        try {
+            stream.delete(broker);
+        } catch (IOException | JetStreamApiException | RuntimeException e) {
+            System.err.println("fleet: could not delete the stream " + stream.stream() + ": " + e.getMessage());
         }
     }
 

@@ -33,8 +33,7 @@ class FleetCliTest {
         assertThat(status.exit()).as(status.both()).isZero();
         assertThat(status.stdout().replaceAll("\\s", "")).contains("\"jobs\":{\"waiting\":1,\"inProgress\":0,\"redelivered\":0,\"deadLetters\":0}");
         try (io.nats.client.Connection nats = dev.fenced.fleet.Broker.connect(TestNats.url(), java.time.Duration.ofSeconds(5), "cleanup")) {
-            nats.jetStreamManagement().deleteStream(stream);
-            nats.jetStreamManagement().deleteStream(stream + "_DEAD");
+            dev.fenced.fleet.JobStream.builder().stream(stream).build().delete(nats);
         }
     }
 

@@ -14,6 +14,7 @@ import io.nats.client.api.StreamConfiguration;
 import io.nats.client.api.StreamInfo;
 import java.io.IOException;
 import java.time.Duration;
+import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.regex.Pattern;
@@ -146,6 +147,20 @@ public final class JobStream {
         management.addOrUpdateConsumer(stream, ConsumerConfiguration.builder().durable(consumer).filterSubject(subjects + ".*")
                 .ackPolicy(AckPolicy.Explicit).ackWait(ackWait).maxDeliver(-1).maxAckPending(10_000)
                 .deliverPolicy(DeliverPolicy.All).build());
+    }
+
+    /**
+     * Deletes the streams and the bucket, with every job and dead letter in them: the end of a test,
+     * a benchmark or a chaos run on a shared server. What is already gone is skipped.
+     */
+    public void delete(Connection connection) throws IOException, JetStreamApiException {
+        JetStreamManagement management = connection.jetStreamManagement();
+        List<String> names = management.getStreamNames();
+        for (String name : List.of(stream, deadStream, "KV_" + excusedBucket())) {
+            if (names.contains(name)) {
+                management.deleteStream(name);
+            }
+        }
     }
 
     private void ensureExcusedBucket(KeyValueManagement buckets) throws IOException, JetStreamApiException {

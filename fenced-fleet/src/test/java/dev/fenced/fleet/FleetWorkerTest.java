@@ -57,9 +57,7 @@ class FleetWorkerTest {
     static void stop() throws Exception {
         if (nats != null) {
             for (JobStream stream : STREAMS) {
-                nats.jetStreamManagement().deleteStream(stream.stream());
-                nats.jetStreamManagement().deleteStream(stream.deadStream());
-                nats.keyValueManagement().delete(stream.excusedBucket());
+                stream.delete(nats);
             }
             nats.close();
         }

@@ -1,5 +1,7 @@
 package dev.fenced.gateway;
 
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.util.JsonRecyclerPools;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -20,6 +22,13 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The client of {@link PaymentGateway}. Every create carries an idempotency key: sending the same
@@ -29,13 +38,18 @@ import java.util.Optional;
  * place that decides it. Thread-safe.
  */
 public final class GatewayClient implements RefundGateway {
-    private static final ObjectMapper JSON = new ObjectMapper().configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
+    // One pool of parser buffers for the process, not Jackson's default of one set per thread: a
+    // worker keeps a thread per refund in flight, and per-thread buffers made up about a third of
+    // the heap each in-flight refund cost (BENCHMARKS.md, Fleet).
+    private static final ObjectMapper JSON = new ObjectMapper(JsonFactory.builder().recyclerPool(JsonRecyclerPools.newConcurrentDequePool()).build())
+            .configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
     private static final int MAX_REASON = 200;
 
     private final URI base;
     private final String where;
     private final String authorization;
     private final HttpClient http;
+    private final ThreadPoolExecutor httpTasks = httpTasks();
     private final Duration timeout;
 
     private GatewayClient(URI url, Duration timeout) {
@@ -47,7 +61,27 @@ public final class GatewayClient implements RefundGateway {
                 : "Basic " + Base64.getEncoder().encodeToString(url.getUserInfo().getBytes(StandardCharsets.UTF_8));
         this.where = base.getScheme() + "://" + base.getHost() + (base.getPort() < 0 ? "" : ":" + base.getPort());
         this.timeout = timeout;
-        this.http = HttpClient.newBuilder().connectTimeout(timeout).version(HttpClient.Version.HTTP_1_1).build();
+        this.http = HttpClient.newBuilder().connectTimeout(timeout).version(HttpClient.Version.HTTP_1_1).executor(httpTasks).build();
+    }
+
+    /**
+     * A few threads that do all of the HTTP client's socket work (taking a pooled connection,
+     * which reads it to see that it is open; writing requests; handing over answers). Each thread
+     * that touches a socket keeps the JDK's per-thread socket-buffer cache (a 1,024-slot array,
+     * about 4 KiB of heap): with the calling threads and the client's default of a new thread per
+     * concurrent call doing it, that was about a third of what a refund in flight cost
+     * (BENCHMARKS.md, Fleet). The callers only wait; idle threads end after 30 s.
+     */
+    private static ThreadPoolExecutor httpTasks() {
+        AtomicInteger count = new AtomicInteger();
+        int threads = Math.max(2, Runtime.getRuntime().availableProcessors());
+        ThreadPoolExecutor executor = new ThreadPoolExecutor(threads, threads, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), runnable -> {
+            Thread thread = new Thread(runnable, "gateway-client-" + count.incrementAndGet());
+            thread.setDaemon(true);
+            return thread;
+        });
+        executor.allowCoreThreadTimeOut(true);
+        return executor;
     }
 
     /**
@@ -150,10 +184,31 @@ public final class GatewayClient implements RefundGateway {
         return authorization == null ? builder : builder.header("Authorization", authorization);
     }
 
+    /** {@link HttpClient#send}, with the exchange started on {@link #httpTasks} rather than on the calling thread. */
+    private HttpResponse<byte[]> exchange(HttpRequest request) throws IOException, InterruptedException {
+        CompletableFuture<HttpResponse<byte[]>> answer = CompletableFuture
+                .supplyAsync(() -> http.sendAsync(request, HttpResponse.BodyHandlers.ofByteArray()), httpTasks).thenCompose(sent -> sent);
+        try {
+            return answer.get();
+        } catch (InterruptedException e) {
+            answer.cancel(true);
+            throw e;
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause() instanceof CompletionException wrapped && wrapped.getCause() != null ? wrapped.getCause() : e.getCause();
+            if (cause instanceof IOException io) {
+                throw io;
+            }
+            if (cause instanceof RuntimeException runtime) {
+                throw runtime;
+            }
+            throw new IOException(cause);
+        }
+    }
+
     private HttpResponse<byte[]> send(HttpRequest request, String what) {
         HttpResponse<byte[]> response;
         try {
-            response = http.send(request, HttpResponse.BodyHandlers.ofByteArray());
+            response = exchange(request);
         } catch (HttpConnectTimeoutException | ConnectException e) {
             throw new GatewayException("gateway at " + where + " is unreachable for the " + what + " (" + e.getClass().getSimpleName() + ")",
                     0, Outcome.UNAVAILABLE, e);

@@ -119,16 +119,11 @@ final class JobQueue implements AutoCloseable {
         return bySubject == null ? Map.of() : bySubject;
     }
 
-    /** Deletes the stream and its dead letters; the end of the run, also on a shared server. */
+    /** Deletes the stream, its dead letters and its bucket; the end of the run, also on a shared server. */
     @Override
     public void close() {
         try {
-            JetStreamManagement management = connection.jetStreamManagement();
-            for (String name : List.of(stream.stream(), stream.deadStream())) {
-                if (management.getStreamNames().contains(name)) {
-                    management.deleteStream(name);
-                }
-            }
+            stream.delete(connection);
         } catch (IOException | JetStreamApiException | RuntimeException e) {
             // the server is going away with the run, or was: nothing of the run's is kept on a shared one but this stream
             System.err.println("chaos: could not delete the stream " + stream.stream() + ": " + e.getMessage());

@@ -53,8 +53,7 @@ class FleetProcessTest {
     static void close() throws Exception {
         if (nats != null) {
             for (JobStream stream : STREAMS) {
-                nats.jetStreamManagement().deleteStream(stream.stream());
-                nats.jetStreamManagement().deleteStream(stream.deadStream());
+                stream.delete(nats);
             }
             nats.close();
         }

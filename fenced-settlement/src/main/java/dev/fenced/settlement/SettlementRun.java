@@ -10,11 +10,14 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -41,8 +44,15 @@ final class SettlementRun {
     final AtomicBoolean gatewayDown = new AtomicBoolean();
     final Set<String> skipped = ConcurrentHashMap.newKeySet();
     final RunWrites rowWrites = new RunWrites(this);
-    final ConfirmBatcher confirmations = new ConfirmBatcher(rowWrites::writeConfirms);
+    final ConfirmBatcher confirmations;
     final GatewayCalls calls;
+    /**
+     * The one thread that writes the confirm batches when refunds run in parallel. A thread that
+     * reads a socket keeps the JDK's per-thread socket-buffer cache (a 1,024-slot array, about
+     * 4 KiB of heap); when any of a run's 2 × concurrency threads could lead a batch, that was
+     * about 8 KiB per refund in flight (BENCHMARKS.md, Fleet). Null with one in flight: no hop.
+     */
+    private final ExecutorService committer;
     int read;
 
     private final BooleanSupplier stopRequested;
@@ -54,6 +64,42 @@ final class SettlementRun {
         this.token = lease.token();
         this.leaseLost = leaseLost;
         this.calls = new GatewayCalls(worker.gateway, worker.gatewayAttempts, worker.gatewayBackoff, this::stopped);
+        this.committer = worker.concurrency > 1 ? Executors.newSingleThreadExecutor(runnable -> {
+            Thread thread = new Thread(runnable, "confirm-" + lease.resource());
+            thread.setDaemon(true);
+            return thread;
+        }) : null;
+        this.confirmations = new ConfirmBatcher(committer == null ? rowWrites::writeConfirms : this::writeConfirmsOnCommitter);
+    }
+
+    /** The batch written on the committer thread; the caller waits for it, also when interrupted: a confirm is not abandoned half-way. */
+    private Map<String, FencedException> writeConfirmsOnCommitter(Map<String, String> gatewayReferenceById) throws SQLException {
+        Future<Map<String, FencedException>> written = committer.submit(() -> rowWrites.writeConfirms(gatewayReferenceById));
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    return written.get();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                } catch (ExecutionException e) {
+                    if (e.getCause() instanceof SQLException sql) {
+                        throw sql;
+                    }
+                    if (e.getCause() instanceof RuntimeException runtime) {
+                        throw runtime;
+                    }
+                    if (e.getCause() instanceof Error error) {
+                        throw error;
+                    }
+                    throw new IllegalStateException("the confirm batch failed: " + e.getCause(), e.getCause());
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 
     /** The check-before-write mechanism: GET the lease before a write; a hint, not a fence. */
@@ -135,6 +181,9 @@ final class SettlementRun {
         } finally {
             pool.shutdown();
             awaitQuietly(pool);
+            if (committer != null) {
+                committer.shutdown();
+            }
         }
         if ((gatewayDown.get() || stopRequested.getAsBoolean()) && violation.get() == null) {
             for (String id : claimedAhead) {
