@@ -17,8 +17,14 @@ public class FenceViolation extends FencedException {
     private final String storedState;
 
     public FenceViolation(String table, Object rowId, long tokenPresented, Long storedFence, String storedState) {
-        super("fenced write refused on " + table + " row " + rowId + ": token " + tokenPresented
-                + " presented, row holds fence " + storedFence + " in state '" + storedState + "'");
+        this("fenced write refused on " + table + " row " + rowId + ": token " + tokenPresented
+                + " presented, row holds fence " + storedFence + " in state '" + storedState + "'",
+                table, rowId, tokenPresented, storedFence, storedState);
+    }
+
+    /** For a subclass that words the refusal its own way. */
+    protected FenceViolation(String message, String table, Object rowId, long tokenPresented, Long storedFence, String storedState) {
+        super(message);
         this.table = table;
         this.rowId = rowId;
         this.tokenPresented = tokenPresented;

@@ -7,9 +7,10 @@ import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
 
 /**
- * Creates the one table the library itself needs, the token counter ({@value #COUNTER_TABLE}) of
- * {@link JdbcTokenSource}, by a Flyway migration for PostgreSQL or MariaDB; the tables a
- * {@link FencedTable} protects are the application's own. Its history table is
+ * Creates the two tables the library itself needs, the token counter ({@value #COUNTER_TABLE}) of
+ * {@link JdbcTokenSource} and the guard rows ({@value #GUARD_TABLE}) of {@link FencedTransactions},
+ * by Flyway migrations for PostgreSQL or MariaDB; the tables a {@link FencedTable} protects are the
+ * application's own. Its history table is
  * {@value #HISTORY_TABLE}, so it never collides with the application's Flyway history. Requires
  * flyway-core (and flyway-database-postgresql or flyway-mysql) on the class path; teams on another
  * migration tool apply the scripts themselves: they are in this jar under
@@ -17,6 +18,7 @@ import org.flywaydb.core.Flyway;
  */
 public final class FencedSchema {
     public static final String COUNTER_TABLE = "fence_counter";
+    public static final String GUARD_TABLE = FencedTransactions.DEFAULT_GUARD_TABLE;
     public static final String HISTORY_TABLE = "fenced_schema_history";
     public static final String SCRIPTS = "dev/fenced/jdbc/migration";
 
@@ -35,7 +37,7 @@ public final class FencedSchema {
      * the same rules. Migrations recorded in the history but no longer shipped are ignored: an
      * earlier release kept more tables under one history. (Versions 2 and 3 of the library's own
      * history are retired that way: they made the refund table, which the settlement module now
-     * owns; the library's next migration is V4.)
+     * owns; V4 makes the guard table.)
      */
     public static void migrate(DataSource dataSource, String scriptsLocation, String historyTable) {
         String dialect;
