@@ -18,7 +18,7 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * Runs every benchmark with its baseline in the same run and prints ratios. Uses the servers in
  * {@code FENCED_REDIS_URL}, {@code FENCED_PG_URL}, {@code FENCED_MARIADB_URL} and (for the fleet)
  * {@code FENCED_NATS_URL}, or embedded ones. {@code --quick} proves they still run in a few
- * minutes; its figures are rough. {@code --only lease|writes|tokens|settlement|fleet|memory} runs
+ * minutes; its figures are rough. {@code --only lease|writes|transactions|tokens|settlement|fleet|memory} runs
  * one section.
  */
 public final class BenchMain {
@@ -33,8 +33,8 @@ public final class BenchMain {
                 only = args[i + 1];
             }
         }
-        if (only != null && !List.of("lease", "writes", "tokens", "settlement", "fleet", "memory").contains(only)) {
-            System.err.println("benchmarks: --only takes lease, writes, tokens, settlement, fleet or memory, got " + only);
+        if (only != null && !List.of("lease", "writes", "transactions", "tokens", "settlement", "fleet", "memory").contains(only)) {
+            System.err.println("benchmarks: --only takes lease, writes, transactions, tokens, settlement, fleet or memory, got " + only);
             System.exit(2);
         }
         EmbeddedRedis redis = null;
@@ -77,13 +77,16 @@ public final class BenchMain {
                 leases(report, quick, 1);
                 leases(report, quick, 8);
             }
+            Map<String, String> databases = new LinkedHashMap<>();
+            databases.put("postgresql", pgUrl);
+            if (mariadbUrl != null) {
+                databases.put("mariadb", mariadbUrl);
+            }
             if (only == null || only.equals("writes")) {
-                Map<String, String> databases = new LinkedHashMap<>();
-                databases.put("postgresql", pgUrl);
-                if (mariadbUrl != null) {
-                    databases.put("mariadb", mariadbUrl);
-                }
                 report.append(PairedWrites.run(databases, quick));
+            }
+            if (only == null || only.equals("transactions")) {
+                report.append(PairedTransactions.run(databases, quick));
             }
             if (only == null || only.equals("tokens")) {
                 tokens(report, quick);
