@@ -26,7 +26,7 @@ import picocli.CommandLine.ScopeType;
 @Command(name = "fenced", mixinStandardHelpOptions = true, version = "fenced 0.1.0",
         description = "Redis leases made safe by fencing every protected write in the database.",
         subcommands = {SeedCommand.class, GatewayCommand.class, SettleCommand.class, WorkerCommand.class, EnqueueCommand.class,
-                StatusCommand.class, ReconcileCommand.class})
+                StatusCommand.class, ReconcileCommand.class, DoctorCommand.class})
 public final class FencedCli implements Runnable {
     public static final int RUNTIME_FAILURE = 1;
     public static final int USAGE = 2;

@@ -36,7 +36,10 @@ import javax.sql.DataSource;
  * WHERE clause against the row a concurrent writer committed, InnoDB updates the latest committed
  * version. The fence protects this table only; a side effect elsewhere needs its own idempotency.
  *
- * <p>Immutable and thread-safe.
+ * <p>The first claim checks the table's shape ({@link SchemaCheck}: fence column {@code BIGINT NOT
+ * NULL}, a unique id) and throws a {@link SchemaProblemException} listing what is wrong.
+ *
+ * <p>Immutable (but for that one check's result) and thread-safe.
  */
 public final class FencedRows {
     /** Upper bound on ids in one batch claim, below every driver's parameter limit. */
@@ -47,6 +50,8 @@ public final class FencedRows {
     private final JdbcDialect fixedDialect;
     private final FinishStatements finishStatements;
     private final RefusalReadBack readBack;
+    /** Set once the table's shape passed {@link SchemaCheck}: the first claim checks it, later ones do not. */
+    private volatile boolean schemaChecked;
 
     private FencedRows(FencedTable table, JdbcDialect dialect) {
         this.table = Objects.requireNonNull(table, "table");
@@ -82,6 +87,7 @@ public final class FencedRows {
     public void claim(Connection connection, Object id, long token) {
         requireId(id);
         Objects.requireNonNull(connection, "connection");
+        checkSchemaOnce(connection);
         try (PreparedStatement statement = connection.prepareStatement(sql.claim)) {
             statement.setString(1, table.claimedState());
             statement.setLong(2, token);
@@ -210,6 +216,7 @@ public final class FencedRows {
         if (distinct.isEmpty()) {
             return new BatchClaim(token, List.of(), Map.of());
         }
+        checkSchemaOnce(connection);
         JdbcDialect dialect = dialect(connection);
         try {
             List<Object> claimed = dialect.claimAll(connection, table, distinct, token);
@@ -288,6 +295,24 @@ public final class FencedRows {
         } catch (SQLException | RuntimeException e) {
             return null;
         }
+    }
+
+    /**
+     * The table's shape, checked before the first claim: a nullable fence column or an id that is
+     * not unique would otherwise show up as misleading refusals or double claims.
+     *
+     * @throws SchemaProblemException with every problem found
+     */
+    private void checkSchemaOnce(Connection connection) {
+        if (schemaChecked) {
+            return;
+        }
+        try {
+            SchemaCheck.require(connection, table);
+        } catch (SQLException e) {
+            throw SqlErrors.translate(dialectOrNull(connection), "checking the schema of " + table.table(), e);
+        }
+        schemaChecked = true;
     }
 
     private static void requireId(Object id) {
