@@ -44,6 +44,9 @@ public class SettleCommand implements Callable<Integer> {
     @Mixin
     Connections connections;
 
+    @Mixin
+    protected JournalOptions journal;
+
     @Override
     public Integer call() {
         Merchants.requireValid(merchant);
@@ -53,11 +56,12 @@ public class SettleCommand implements Callable<Integer> {
         String dbUrl = Connections.require(connections.dbUrl, "--db-url", "FENCED_DB_URL");
         String gatewayUrl = Connections.require(connections.gatewayUrl, "--gateway-url", "FENCED_GATEWAY_URL");
         try (HikariDataSource db = Connections.database(dbUrl, concurrency + 2);
+             HikariDataSource journalDb = journal.open(2);
              RedisLeaseStore leases = Connections.leases(redisUrl, db, "worker-" + name.replaceAll("[^A-Za-z0-9_-]", "_"))) {
             SettlementWorker.Builder builder = SettlementWorker.builder()
                     .leaseStore(leases).dataSource(db).gateway(Connections.gateway(gatewayUrl))
                     .ttl(ttl).concurrency(concurrency).name(name).listener(this::print);
-            SettlementWorker worker = adapt(builder).build();
+            SettlementWorker worker = adapt(journal.apply(builder)).build();
             beforeSettling();
             SettlementOutcome outcome;
             try (Drain drain = Drain.onSignal(Connections.DRAIN_TIME)) {

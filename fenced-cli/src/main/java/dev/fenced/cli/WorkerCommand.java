@@ -48,6 +48,9 @@ public class WorkerCommand implements Callable<Integer> {
     Connections connections;
 
     @Mixin
+    protected JournalOptions journal;
+
+    @Mixin
     NatsOptions nats;
 
     @Override
@@ -70,6 +73,7 @@ public class WorkerCommand implements Callable<Integer> {
         GatewayClient gateway = Connections.gateway(gatewayUrl); // one client for every job; a malformed URL is a usage error now
         String owner = "worker-" + name.replaceAll("[^A-Za-z0-9_-]", "_");
         try (HikariDataSource db = Connections.database(dbUrl, jobs * (concurrency + 2));
+             HikariDataSource journalDb = journal.open(jobs + 1);
              RedisLeaseStore leases = Connections.leases(redisUrl, db, owner);
              Connection broker = nats.connect("fenced-" + owner)) {
             SettlementJobs.configure(broker, stream);
@@ -77,7 +81,7 @@ public class WorkerCommand implements Callable<Integer> {
             FleetWorker fleet = FleetWorker.builder().connection(broker).stream(stream).jobs(jobs)
                     .drainTime(Connections.DRAIN_TIME.minusSeconds(5))
                     .listener(this::print)
-                    .workers(merchant -> adapt(SettlementWorker.builder().leaseStore(leases).dataSource(db)
+                    .workers(merchant -> adapt(journal.apply(SettlementWorker.builder()).leaseStore(leases).dataSource(db)
                             .gateway(gateway).ttl(ttl).concurrency(concurrency).name(name)
                             .listener(event -> {
                                 if (events) {

@@ -1,7 +1,9 @@
 package dev.fenced.lab;
 
+import dev.fenced.cli.JournalOptions;
 import dev.fenced.cli.UsageException;
 import dev.fenced.settlement.SettlementEvent;
+import dev.fenced.settlement.SettlementJournal;
 import dev.fenced.settlement.SettlementWorker;
 import dev.fenced.settlement.WorkerVariant;
 import java.io.BufferedReader;
@@ -28,8 +30,12 @@ final class LabKnobs {
     @Option(names = "--check-before-write", description = "GET the lease before every write")
     boolean checkBeforeWrite;
 
+    @Option(names = "--no-journal-guard", description = "append to the journal without its guard: the journal's negative control")
+    boolean noJournalGuard;
+
     @Option(names = "--pause-at", paramLabel = "PHASE:REFUND",
-            description = "after-claim:r_815, after-gateway:r_815 or before-confirm:r_815: announce a breakpoint and wait for a line on stdin")
+            description = "after-claim:r_815, after-gateway:r_815, before-confirm:r_815 or in-journal:m_4471: announce a breakpoint and wait"
+                    + " for a line on stdin")
     String pauseAt;
 
     @Option(names = "--start-on-stdin", description = "wait for a line on stdin before taking the lease")
@@ -45,8 +51,9 @@ final class LabKnobs {
         }
         int colon = pauseAt.indexOf(':');
         String phase = colon < 0 ? "" : pauseAt.substring(0, colon).toUpperCase(Locale.ROOT).replace('-', '_');
-        if (!phase.equals("AFTER_CLAIM") && !phase.equals("AFTER_GATEWAY") && !phase.equals("BEFORE_CONFIRM")) {
-            throw new UsageException("--pause-at must be after-claim:, after-gateway: or before-confirm:<refund>, got " + pauseAt);
+        if (!phase.equals("AFTER_CLAIM") && !phase.equals("AFTER_GATEWAY") && !phase.equals("BEFORE_CONFIRM") && !phase.equals("IN_JOURNAL")) {
+            throw new UsageException("--pause-at must be after-claim:, after-gateway:, before-confirm:<refund> or in-journal:<merchant>, got "
+                    + pauseAt);
         }
         breakpoint = new String[] {phase, pauseAt.substring(colon + 1)};
     }
@@ -55,8 +62,14 @@ final class LabKnobs {
         return LabVariants.of(!noFence, !noRenewal, checkBeforeWrite);
     }
 
-    /** The variant, and a phase hook that announces the breakpoint through {@code print} and waits for a line on stdin. */
-    SettlementWorker.Builder apply(SettlementWorker.Builder builder, String worker, Consumer<SettlementEvent> print) {
+    /**
+     * The variant, the journal (without its guard for the control), and a phase hook that announces
+     * the breakpoint through {@code print} and waits for a line on stdin.
+     */
+    SettlementWorker.Builder apply(SettlementWorker.Builder builder, JournalOptions journal, String worker, Consumer<SettlementEvent> print) {
+        if (noJournalGuard && journal.dataSource() != null) {
+            builder.journal(new UnguardedJournal(SettlementJournal.in(journal.dataSource())));
+        }
         return builder.variant(variant()).phaseHook((phase, refundId) -> {
             if (breakpoint != null && phase.name().equals(breakpoint[0]) && refundId.equals(breakpoint[1])) {
                 print.accept(new SettlementEvent(SettlementEvent.Type.BREAKPOINT, worker, refundId, 0, pauseAt, System.currentTimeMillis()));

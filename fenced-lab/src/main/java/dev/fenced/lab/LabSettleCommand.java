@@ -19,7 +19,7 @@ final class LabSettleCommand extends SettleCommand {
 
     @Override
     protected SettlementWorker.Builder adapt(SettlementWorker.Builder builder) {
-        return knobs.apply(builder, name(), this::print);
+        return knobs.apply(builder, journal, name(), this::print);
     }
 
     @Override

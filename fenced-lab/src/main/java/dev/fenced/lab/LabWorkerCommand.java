@@ -54,7 +54,7 @@ final class LabWorkerCommand extends WorkerCommand {
         if (dbTokens) {
             builder.leaseStore(dbTokenLeases());
         }
-        return knobs.apply(builder, name(), event -> EventLines.event(event, merchant));
+        return knobs.apply(builder, journal, name(), event -> EventLines.event(event, merchant));
     }
 
     /** Built at the first job, so that a usage error is found before anything connects; a failure fails that job only. */

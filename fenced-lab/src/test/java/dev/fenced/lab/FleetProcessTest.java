@@ -73,7 +73,7 @@ class FleetProcessTest {
         STREAMS.add(stream);
         SettlementJobs.on(nats, stream).enqueue(merchant);
         return new Setup(merchant, name, Map.of("FENCED_REDIS_URL", TestRedis.uri(), "FENCED_DB_URL", TestDatabases.postgresUrl(),
-                "FENCED_GATEWAY_URL", gateway.url(), "FENCED_NATS_URL", TestNats.url()));
+                "FENCED_GATEWAY_URL", gateway.url(), "FENCED_NATS_URL", TestNats.url(), "FENCED_JOURNAL_DB_URL", TestDatabases.journalUrl()));
     }
 
     private static WorkerProcess worker(String name, Setup setup, String... extra) {
@@ -136,6 +136,98 @@ class FleetProcessTest {
                     drain(b);
                 }
                 drain(a);
+            }
+        }
+    }
+
+    /**
+     * The journal, a second database: A settles every refund and is frozen inside its journal
+     * transaction, after reading which lines are missing; JetStream hands its job to B, whose
+     * append waits for A's transaction instead of writing beside it; A is resumed and commits, and
+     * B finds the lines there: one line per paid refund, with the token that confirmed it, in
+     * token order. Control: without the guard, B appends while A is frozen and A's stale append
+     * lands after it, a second line for every refund.
+     */
+    @ParameterizedTest(name = "journal guard {0}")
+    @ValueSource(booleans = {true, false})
+    void aWorkerFrozenInItsJournalTransactionNeverDoublesTheJournal(boolean guard) throws Exception {
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ofMillis(2)).build());
+             HikariDataSource journalDb = Connections.database(TestDatabases.journalUrl(), 2)) {
+            dev.fenced.settlement.JournalSchema.migrate(journalDb);
+            Setup setup = enqueued(gateway, 20);
+            String[] knobs = guard ? new String[0] : new String[] {"--no-journal-guard"};
+            List<String> aArgs = new ArrayList<>(List.of(knobs));
+            aArgs.addAll(List.of("--pause-at", "in-journal:" + setup.merchant()));
+            try (WorkerProcess a = worker("A", setup, aArgs.toArray(String[]::new))) {
+                a.awaitEvent(Events.ofType(SettlementEvent.Type.BREAKPOINT), LONG, "A in its journal transaction");
+                a.signal("STOP");
+                try (WorkerProcess b = worker("B", setup, knobs)) {
+                    b.awaitEvent(Events.ofType(SettlementEvent.Type.ACQUIRED), LONG, "B taking the merchant over");
+                    Thread.sleep(2_000);
+                    boolean bJournaledWhileAFrozen = b.firstEvent(Events.ofType(SettlementEvent.Type.JOURNALED)).isPresent();
+                    a.signal("CONT");
+                    a.writeLine("go");
+                    b.awaitEvent(Events.ofType(SettlementEvent.Type.JOURNALED), LONG, "B's journal append");
+                    a.awaitEvent(Events.ofJob(JobEvent.Type.LEFT, JobEvent.Type.ACKED), LONG, "A's answer after it woke");
+                    List<dev.fenced.settlement.JournalLine> lines = dev.fenced.settlement.SettlementJournal.in(journalDb).lines(setup.merchant());
+                    Map<String, Long> fences = new java.util.HashMap<>();
+                    try (java.sql.Connection c = db.getConnection();
+                         java.sql.PreparedStatement q = c.prepareStatement("SELECT id, fence FROM refund WHERE merchant = ? AND state = 'sent'")) {
+                        q.setString(1, setup.merchant());
+                        try (java.sql.ResultSet rs = q.executeQuery()) {
+                            while (rs.next()) {
+                                fences.put(rs.getString(1), rs.getLong(2));
+                            }
+                        }
+                    }
+                    assertThat(fences).hasSize(20);
+                    long lineCount = lines.size();
+                    long refundsWithLines = lines.stream().map(dev.fenced.settlement.JournalLine::refundId).distinct().count();
+                    boolean inTokenOrder = true;
+                    for (int i = 1; i < lines.size(); i++) {
+                        inTokenOrder &= lines.get(i).writtenBy() >= lines.get(i - 1).writtenBy();
+                    }
+                    if (guard) {
+                        assertThat(bJournaledWhileAFrozen).as("B's append waited for A's open transaction").isFalse();
+                        assertThat(lineCount).as("one line per paid refund").isEqualTo(20);
+                        assertThat(lines).allMatch(line -> line.token() == fences.get(line.refundId()), "token = the refund's fence");
+                        assertThat(inTokenOrder).as("no line from a stale token after a newer one").isTrue();
+                    } else {
+                        assertThat(bJournaledWhileAFrozen).as("control: B appended beside A's open transaction").isTrue();
+                        assertThat(lineCount).as("control: the stale append doubled the journal").isGreaterThan(refundsWithLines);
+                        assertThat(inTokenOrder).as("control: a stale token's lines after a newer one's").isFalse();
+                    }
+                    assertThat(refundsWithLines).isEqualTo(20);
+                    assertPaidOnce(gateway, setup.merchant(), 20);
+                    drain(b);
+                }
+                drain(a);
+            }
+        }
+    }
+
+    /** A is killed inside its journal transaction: its append rolls back, and B's end-of-run append writes every line A confirmed. */
+    @Test
+    void aWorkerKilledInItsJournalTransactionLeavesTheLinesToTheNextHolder() {
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ofMillis(2)).build());
+             HikariDataSource journalDb = Connections.database(TestDatabases.journalUrl(), 2)) {
+            dev.fenced.settlement.JournalSchema.migrate(journalDb);
+            Setup setup = enqueued(gateway, 15);
+            long tokenA;
+            try (WorkerProcess a = worker("A", setup, "--pause-at", "in-journal:" + setup.merchant())) {
+                tokenA = Events.token(a.awaitEvent(Events.ofType(SettlementEvent.Type.ACQUIRED), LONG, "A's lease"));
+                a.awaitEvent(Events.ofType(SettlementEvent.Type.BREAKPOINT), LONG, "A in its journal transaction");
+                a.signal("KILL");
+                a.awaitExit(Duration.ofSeconds(30));
+            }
+            try (WorkerProcess b = worker("B", setup)) {
+                b.awaitEvent(Events.ofJob(JobEvent.Type.ACKED), LONG, "B finishing the job");
+                List<dev.fenced.settlement.JournalLine> lines = dev.fenced.settlement.SettlementJournal.in(journalDb).lines(setup.merchant());
+                assertThat(lines).hasSize(15);
+                assertThat(lines).allMatch(line -> line.token() == tokenA && line.writtenBy() > tokenA,
+                        "confirmed by A, written by the next holder");
+                assertPaidOnce(gateway, setup.merchant(), 15);
+                drain(b);
             }
         }
     }

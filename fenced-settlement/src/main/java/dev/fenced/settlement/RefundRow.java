@@ -32,4 +32,20 @@ record RefundRow(String id, String merchant, BigDecimal amount, String currency,
         }
         return rows;
     }
+
+    /** The merchant's confirmed refunds, as the journal lines they should have: the token is the row's fence, the token that confirmed it. */
+    static List<JournalLine> confirmed(DataSource dataSource, String merchant) throws SQLException {
+        List<JournalLine> lines = new ArrayList<>();
+        try (Connection connection = dataSource.getConnection();
+             PreparedStatement statement = connection.prepareStatement(
+                     "SELECT id, amount, currency, gateway_reference, fence FROM refund WHERE merchant = ? AND state = 'sent' ORDER BY seq")) {
+            statement.setString(1, merchant);
+            try (ResultSet rs = statement.executeQuery()) {
+                while (rs.next()) {
+                    lines.add(new JournalLine(0, merchant, rs.getString(1), rs.getBigDecimal(2), rs.getString(3), rs.getString(4), rs.getLong(5), 0));
+                }
+            }
+        }
+        return lines;
+    }
 }

@@ -18,6 +18,8 @@ public record SettlementEvent(Type type, String worker, String refundId, long to
     public enum Type {
         /** Took the lease; the detail is the resource. */
         ACQUIRED,
+        /** Appended the journal lines the merchant's confirmed refunds lacked; the refund id is the merchant, the detail counts them. */
+        JOURNALED,
         /** Found the lease held by another holder and did nothing. */
         BUSY,
         /** Looked up a row found in {@code sending} at the gateway, under its key. */

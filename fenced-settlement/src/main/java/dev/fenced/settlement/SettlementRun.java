@@ -196,6 +196,28 @@ final class SettlementRun {
                 }
             }
         }
+        if (worker.journal != null && violation.get() == null) {
+            journal(merchant);
+        }
+    }
+
+    /**
+     * Appends the journal lines the merchant's confirmed refunds lack (this run's, and any an
+     * earlier holder confirmed but did not journal), in one transaction fenced with this token. At
+     * the end of the run, so that it also covers the confirms a stale holder landed while this run
+     * took its rows over.
+     */
+    private void journal(String merchant) {
+        try {
+            List<JournalLine> confirmed = RefundRow.confirmed(worker.dataSource, merchant);
+            List<JournalLine> appended = worker.journal.appendMissing(lease.resource(), merchant, token, confirmed,
+                    () -> worker.hook.reached(SettlementWorker.Phase.IN_JOURNAL, merchant));
+            worker.emit(SettlementEvent.Type.JOURNALED, merchant, token, appended.size() + " lines appended");
+        } catch (FenceViolation v) {
+            refused(merchant, v);
+        } catch (RuntimeException | SQLException e) {
+            failedWith(merchant, e);
+        }
     }
 
     /**

@@ -51,7 +51,8 @@ public final class SettlementWorker {
      * Where a test or the demo may stop the worker: right after a claim, right after the gateway
      * answered, right before the confirm UPDATE (after the lease check, when there is one).
      */
-    public enum Phase { AFTER_CLAIM, AFTER_GATEWAY, BEFORE_CONFIRM }
+    /** Where a {@link PhaseHook} is called: per refund, and once per run in the journal's transaction (with the merchant as the id). */
+    public enum Phase { AFTER_CLAIM, AFTER_GATEWAY, BEFORE_CONFIRM, IN_JOURNAL }
 
     /** Called at each {@link Phase} for each refund, on the worker's thread. */
     @FunctionalInterface
@@ -74,6 +75,7 @@ public final class SettlementWorker {
     private final SettlementListener listener;
     final PhaseHook hook;
     private final Clock clock;
+    final SettlementJournal journal;
 
     private SettlementWorker(Builder b) {
         this.leases = Objects.requireNonNull(b.leases, "leaseStore");
@@ -103,6 +105,7 @@ public final class SettlementWorker {
         this.listener = b.listener;
         this.hook = b.hook;
         this.clock = b.clock;
+        this.journal = b.journal;
     }
 
     public static Builder builder() {
@@ -189,6 +192,7 @@ public final class SettlementWorker {
         private SettlementListener listener = event -> { };
         private PhaseHook hook = (phase, id) -> { };
         private Clock clock = Clock.systemUTC();
+        private SettlementJournal journal;
 
         public Builder leaseStore(LeaseStore leases) {
             this.leases = leases;
@@ -262,6 +266,15 @@ public final class SettlementWorker {
         }
 
         /** The clock that stamps events; the system's by default. Leases expire by the store's clock, not this one. */
+        /**
+         * A second store to write: at the end of each run, the journal lines the merchant's
+         * confirmed refunds lack, in one transaction fenced with the run's token. None by default.
+         */
+        public Builder journal(SettlementJournal journal) {
+            this.journal = journal;
+            return this;
+        }
+
         public Builder clock(Clock clock) {
             this.clock = Objects.requireNonNull(clock, "clock");
             return this;

@@ -53,4 +53,27 @@ public final class TestDatabases {
         }
         return new UrlDataSource(url.get());
     }
+
+    /**
+     * A second store, for the settlement journal: the test MariaDB when one is configured, else a
+     * second database ({@code fenced_journal}) on the test PostgreSQL, created when missing.
+     */
+    public static synchronized String journalUrl() {
+        Optional<String> mariadb = mariadbUrl();
+        if (mariadb.isPresent()) {
+            return mariadb.get();
+        }
+        String url = postgresUrl();
+        try (java.sql.Connection c = java.sql.DriverManager.getConnection(url);
+             java.sql.Statement s = c.createStatement();
+             java.sql.ResultSet rs = s.executeQuery("SELECT 1 FROM pg_database WHERE datname = 'fenced_journal'")) {
+            if (!rs.next()) {
+                s.execute("CREATE DATABASE fenced_journal");
+            }
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException("could not create the journal's database: " + e.getMessage(), e);
+        }
+        // jdbc:postgresql://host:port/<database>?params: the same server, the other database
+        return url.replaceFirst("^(jdbc:postgresql://[^/]+/)[^?]*", "$1fenced_journal");
+    }
 }
