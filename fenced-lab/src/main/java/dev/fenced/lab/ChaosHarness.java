@@ -8,6 +8,7 @@ import dev.fenced.embedded.EmbeddedPostgresServer;
 import dev.fenced.embedded.EmbeddedRedisFailoverGroup;
 import dev.fenced.fleet.JobEvent;
 import dev.fenced.gateway.GatewayRefund;
+import dev.fenced.settlement.JournalSchema;
 import dev.fenced.settlement.RefundSeeder;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -22,6 +23,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import javax.sql.DataSource;
 
 /**
  * A Jepsen-style run on the fleet: one job per merchant published to a JetStream stream of the
@@ -70,9 +72,12 @@ final class ChaosHarness {
                             ChaosGateway gateway) throws SQLException {
         List<String> merchants = seed(db);
         String stream = JobQueue.uniqueName();
+        String journalUrl = journalDatabase(postgres);
         Map<String, String> env = Map.of("FENCED_REDIS_URL", redis.sentinelUri(), "FENCED_DB_URL", postgres.jdbcUrl(),
-                "FENCED_GATEWAY_URL", gateway.url(), "FENCED_NATS_URL", broker.url());
-        try (JobQueue queue = JobQueue.create(broker.connection(), stream, settings)) {
+                "FENCED_GATEWAY_URL", gateway.url(), "FENCED_NATS_URL", broker.url(), "FENCED_JOURNAL_DB_URL", journalUrl);
+        try (JobQueue queue = JobQueue.create(broker.connection(), stream, settings);
+             HikariDataSource journal = Connections.readOnlyDatabase(journalUrl, 2)) {
+            JournalSchema.migrate(journal);
             queue.publish(merchants);
             SecondDeployment second = settings.faults().contains(Fault.KEY_REUSE) ? SecondDeployment.start(postgres, env, settings, merchants,
                     broker.connection(), stream + "_K", history::add, this::say) : null;
@@ -104,7 +109,8 @@ final class ChaosHarness {
                 if (second != null) {
                     second.stopWorker();
                 }
-                ChaosReport report = report(db, merchants, gateway, second, queue, faults, workers, (System.currentTimeMillis() - start) / 1000.0);
+                ChaosReport report = report(db, journal, merchants, gateway, second, queue, faults, workers,
+                        (System.currentTimeMillis() - start) / 1000.0);
                 writeHistory();
                 return report;
             } finally {
@@ -170,16 +176,24 @@ final class ChaosHarness {
         return JobQueue.unsettledByMerchant(db).isEmpty() && (second == null || second.settled());
     }
 
-    private ChaosReport report(HikariDataSource db, List<String> merchants, ChaosGateway gateway, SecondDeployment second, JobQueue queue,
-                               FaultInjector faults, ChaosWorkers workers, double seconds) throws SQLException {
+    /** The settlement journal's store: a second database on the embedded server. */
+    private static String journalDatabase(EmbeddedPostgresServer postgres) throws SQLException {
+        try (java.sql.Connection c = java.sql.DriverManager.getConnection(postgres.jdbcUrl()); java.sql.Statement s = c.createStatement()) {
+            s.execute("CREATE DATABASE chaos_journal");
+        }
+        return postgres.jdbcUrl("chaos_journal");
+    }
+
+    private ChaosReport report(HikariDataSource db, DataSource journal, List<String> merchants, ChaosGateway gateway, SecondDeployment second,
+                               JobQueue queue, FaultInjector faults, ChaosWorkers workers, double seconds) throws SQLException {
         Map<Fault, Integer> injected = faults.injected();
         // Redis-issued tokens can repeat after Redis loses data (a lagging replica promoted, a restart);
         // the fence still holds, and database-issued tokens are the cure: counted as violations only there.
         boolean redisDataLost = !settings.dbTokens() && injected.keySet().stream().anyMatch(Fault::losesRedisData);
-        List<ExactlyOnceChecker.Deployment> deployments = new ArrayList<>(List.of(new ExactlyOnceChecker.Deployment(db, merchants)));
+        List<ExactlyOnceChecker.Deployment> deployments = new ArrayList<>(List.of(new ExactlyOnceChecker.Deployment(db, merchants, journal)));
         ChaosReport.Jobs jobs = queue.tally(merchants, history);
         if (second != null) {
-            deployments.add(new ExactlyOnceChecker.Deployment(second.db(), second.merchants()));
+            deployments.add(new ExactlyOnceChecker.Deployment(second.db(), second.merchants(), null));
             jobs = jobs.plus(second.queue().tally(second.merchants(), history));
         }
         List<GatewayRefund> ledger = gateway.ledger();

@@ -84,6 +84,7 @@ final class ChaosWorkers {
                 "--max-deliver", Integer.toString(JobQueue.MAX_DELIVER)));
         if (!settings.fencing()) {
             args.add("--no-fence");
+            args.add("--no-journal-guard");
         }
         if (settings.dbTokens()) {
             args.add("--db-tokens");

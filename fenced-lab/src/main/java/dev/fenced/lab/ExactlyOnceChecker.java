@@ -18,12 +18,12 @@ import javax.sql.DataSource;
  * database with the same key, merchant, amount and id ({@link GatewayCrossCheck}); nothing for
  * {@code fenced reconcile} to report; no refund confirmed twice or under a token other than its
  * row's; every merchant's grants with rising tokens; every job acked or dead-lettered, none lost
- * by the broker. It judges what the run left behind, after the drain; it cannot tell a violation
+ * by the broker; the journal, a second store, with one line per sent refund ({@link JournalCheck}). It judges what the run left behind, after the drain; it cannot tell a violation
  * that left no trace.
  */
 final class ExactlyOnceChecker {
-    /** A deployment's database and the merchants it settled. */
-    record Deployment(DataSource db, Collection<String> merchants) {
+    /** A deployment's database, the merchants it settled, and its journal's database (null: none). */
+    record Deployment(DataSource db, Collection<String> merchants, DataSource journal) {
     }
 
     /**
@@ -50,9 +50,15 @@ final class ExactlyOnceChecker {
             throws SQLException {
         List<GatewayCrossCheck.Row> rowList = new ArrayList<>();
         long reconcileDiscrepancies = 0;
+        Map<String, Long> journalChecks = new LinkedHashMap<>();
         for (Deployment deployment : deployments) {
-            rowList.addAll(GatewayCrossCheck.rows(deployment.db()));
+            List<GatewayCrossCheck.Row> deployed = GatewayCrossCheck.rows(deployment.db());
+            rowList.addAll(deployed);
             reconcileDiscrepancies += GatewayCrossCheck.reconcile(deployment.db(), gatewayUrl, deployment.merchants());
+            if (deployment.journal() != null) {
+                JournalCheck.check(deployment.journal(), deployment.merchants(), deployed)
+                        .forEach((check, count) -> journalChecks.merge(check, count, Long::sum));
+            }
         }
         Map<String, GatewayCrossCheck.Row> rows = rowList.stream().collect(Collectors.toMap(GatewayCrossCheck.Row::refundKey, r -> r));
         Map<String, Long> moneyChecks = GatewayCrossCheck.check(rowList, ledger);
@@ -66,7 +72,8 @@ final class ExactlyOnceChecker {
         }).count();
         long tokensNotRising = tokensNotRising(events(history, Type.ACQUIRED));
         long violations = moneyChecks.values().stream().mapToLong(Long::longValue).sum() + reconcileDiscrepancies + confirmedTwice
-                + confirmedByAnotherToken + (tokensMayRepeat ? 0 : tokensNotRising) + jobs.lost() + jobs.unfinished();
+                + confirmedByAnotherToken + (tokensMayRepeat ? 0 : tokensNotRising) + jobs.lost() + jobs.unfinished()
+                + journalChecks.values().stream().mapToLong(Long::longValue).sum();
 
         Map<String, Long> checks = new LinkedHashMap<>(moneyChecks);
         checks.put("discrepancies fenced reconcile reports", reconcileDiscrepancies);
@@ -76,6 +83,7 @@ final class ExactlyOnceChecker {
                 : "grants whose token did not increase", tokensNotRising);
         checks.put("jobs lost by the broker (gone, neither acked nor dead-lettered)", (long) jobs.lost());
         checks.put("jobs still queued or in progress at the end", (long) jobs.unfinished());
+        checks.putAll(journalChecks);
         return new Findings(rows.size(), checks, violations, verdict(violations));
     }
 

@@ -72,6 +72,7 @@ final class SecondDeployment implements AutoCloseable {
         queue.publish(merchants);
         Map<String, String> ownEnv = new HashMap<>(env);
         ownEnv.put("FENCED_DB_URL", url);
+        ownEnv.remove("FENCED_JOURNAL_DB_URL"); // the journal's checks are the main deployment's; its merchant ids are its own
         return new SecondDeployment(db, merchants, queue, ownEnv, settings, history, say);
     }
 
