@@ -50,7 +50,7 @@ final class DoctorCommand implements Callable<Integer> {
             if (mine.isEmpty()) {
                 System.out.println(checked + ": ok");
             }
-            mine.forEach(problem -> System.out.println(problem));
+            mine.forEach(System.out::println);
         }
         return problems.isEmpty() ? 0 : FencedCli.RUNTIME_FAILURE;
     }

@@ -47,8 +47,8 @@ import java.util.function.Function;
  * next holder's token fences the old one out. A run whose lease was gone when it ended (it was
  * paused, and JetStream may have handed its job on) leaves its delivery alone unless the work is
  * done. A job that arrives for its {@code 4 × maxDeliver}-th counted delivery (e.g. one that
- * kills its worker every time) is dead-lettered at once. The worker never acks a job it did not finish, so a crash loses
- * nothing.
+ * kills its worker every time) is dead-lettered at once. The worker never acks a job it did not
+ * finish, so a crash loses nothing.
  */
 public final class FleetWorker {
     private final Connection connection;

@@ -15,9 +15,9 @@ import javax.sql.DataSource;
 
 /** {@link SettlementJournal} in {@code settlement_journal}, appended through {@link FencedTransactions}. */
 final class JdbcJournal implements SettlementJournal {
-    static final String INSERT = "INSERT INTO " + JournalSchema.TABLE
+    private static final String INSERT = "INSERT INTO " + JournalSchema.TABLE
             + " (merchant, refund_id, amount, currency, gateway_reference, token, written_by) VALUES (?, ?, ?, ?, ?, ?, ?)";
-    static final String REFUND_IDS = "SELECT refund_id FROM " + JournalSchema.TABLE + " WHERE merchant = ?";
+    private static final String REFUND_IDS = "SELECT refund_id FROM " + JournalSchema.TABLE + " WHERE merchant = ?";
     private static final String LINES = "SELECT id, merchant, refund_id, amount, currency, gateway_reference, token, written_by FROM "
             + JournalSchema.TABLE + " WHERE merchant = ? ORDER BY id";
 
@@ -42,7 +42,11 @@ final class JdbcJournal implements SettlementJournal {
                 connection.commit();
                 return missing;
             } catch (SQLException | RuntimeException e) {
-                connection.rollback();
+                try {
+                    connection.rollback();
+                } catch (SQLException rollbackFailed) {
+                    e.addSuppressed(rollbackFailed);
+                }
                 throw e;
             }
         } catch (SQLException e) {
@@ -51,7 +55,7 @@ final class JdbcJournal implements SettlementJournal {
     }
 
     /** The candidates without a line, as lines written by {@code token}. */
-    static List<JournalLine> missing(Connection connection, String merchant, long token, List<JournalLine> candidates) throws SQLException {
+    private static List<JournalLine> missing(Connection connection, String merchant, long token, List<JournalLine> candidates) throws SQLException {
         Set<String> present = new HashSet<>();
         try (PreparedStatement s = connection.prepareStatement(REFUND_IDS)) {
             s.setString(1, merchant);
@@ -71,7 +75,7 @@ final class JdbcJournal implements SettlementJournal {
         return missing;
     }
 
-    static void append(Connection connection, List<JournalLine> lines) throws SQLException {
+    private static void append(Connection connection, List<JournalLine> lines) throws SQLException {
         if (lines.isEmpty()) {
             return;
         }
