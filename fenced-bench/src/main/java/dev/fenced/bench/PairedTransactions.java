@@ -32,11 +32,15 @@ final class PairedTransactions {
     private static final String INSERT = "INSERT INTO " + TABLE + " (resource, token, amount) VALUES (?, ?, 70.25)";
     private static final long TOKEN = 1;
 
-    private record Shape(String name, int statements, int threads, int block) {
+    /** A transaction's shape, and whether its fenced side checks the guard with its commit instead of entering first. */
+    private record Shape(String name, int statements, int threads, int block, boolean atCommit) {
     }
 
-    private static final List<Shape> SHAPES = List.of(new Shape("1 INSERT + commit", 1, 1, 40),
-            new Shape("10 INSERTs + commit", 10, 1, 20), new Shape("1 INSERT + commit, 8 connections, one token", 1, 8, 20));
+    private static final List<Shape> SHAPES = List.of(new Shape("1 INSERT + commit", 1, 1, 40, false),
+            new Shape("10 INSERTs + commit", 10, 1, 20, false), new Shape("1 INSERT + commit, 8 connections, one token", 1, 8, 20, false),
+            new Shape("1 INSERT + commit, checked with the commit", 1, 1, 40, true),
+            new Shape("10 INSERTs + commit, checked with the commit", 10, 1, 20, true),
+            new Shape("1 INSERT + commit, 8 connections, checked with the commit", 1, 8, 20, true));
 
     private final String url;
     private final FencedTransactions fences = FencedTransactions.create();
@@ -61,7 +65,9 @@ final class PairedTransactions {
         }
         return out.append("\nInterleaved in blocks (fenced, plain, plain, fenced per round, ").append(rounds).append(" rounds after ")
                 .append(rounds / 4).append(" of warm-up); a block is 40, 20 and 20 transactions per connection. The fenced side calls ")
-                .append("`FencedTransactions.enter` (one locking read of the guard row) before its statements.\n\n").toString();
+                .append("`FencedTransactions.enter` (one locking read of the guard row) before its statements, or, \"checked with the commit\", ")
+                .append("`FencedTransactions.commit` (on PostgreSQL the check travels with the COMMIT; on MariaDB it is enter, then commit).\n\n")
+                .toString();
     }
 
     private void prepare() throws SQLException {
@@ -131,7 +137,7 @@ final class PairedTransactions {
         for (Connection c : connections) {
             running.add(threads.submit(() -> {
                 for (int i = 0; i < shape.block(); i++) {
-                    transaction(c, shape.statements(), fenced);
+                    transaction(c, shape.statements(), fenced, shape.atCommit());
                 }
                 return null;
             }));
@@ -142,8 +148,8 @@ final class PairedTransactions {
         return System.nanoTime() - start;
     }
 
-    private void transaction(Connection c, int statements, boolean fenced) throws SQLException {
-        if (fenced) {
+    private void transaction(Connection c, int statements, boolean fenced, boolean atCommit) throws SQLException {
+        if (fenced && !atCommit) {
             fences.enter(c, resource, TOKEN);
         }
         try (PreparedStatement insert = c.prepareStatement(INSERT)) {
@@ -153,6 +159,10 @@ final class PairedTransactions {
                 insert.executeUpdate();
             }
         }
-        c.commit();
+        if (fenced && atCommit) {
+            fences.commit(c, resource, TOKEN);
+        } else {
+            c.commit();
+        }
     }
 }

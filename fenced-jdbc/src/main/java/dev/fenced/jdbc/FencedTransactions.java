@@ -2,6 +2,7 @@ package dev.fenced.jdbc;
 
 import dev.fenced.FencedException;
 import dev.fenced.LeaseArguments;
+import dev.fenced.SerializationConflictException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -27,6 +28,9 @@ import javax.sql.DataSource;
  * after this class has rolled it back whole. If the raising transaction rolls back, so does the
  * raise.
  *
+ * <p>{@link #commit(Connection, String, long)} gives the same promise checked at the end instead:
+ * for a transaction that did not enter, it checks and commits, on PostgreSQL in one round trip.
+ *
  * <p>Under REPEATABLE READ (PostgreSQL) a guard row raised after the transaction's snapshot ends
  * in a serialization failure rather than a refusal; deadlocks and serialization failures come out
  * as {@link dev.fenced.SerializationConflictException}, never as a violation, and may be retried
@@ -44,10 +48,17 @@ public final class FencedTransactions {
     public static final String DEFAULT_GUARD_TABLE = "fence_guard";
     private static final int ATTEMPTS = 5;
     private static final int REMEMBERED_RESOURCES = 10_000;
+    private static final String DIVISION_BY_ZERO = "22012";
 
     private final String guardTable;
     private final String lockRead;
     private final String raise;
+    /**
+     * PostgreSQL: the guard's check and the COMMIT in one round trip. The check divides by zero
+     * unless the guard row holds exactly the token (taking its shared lock), which aborts the
+     * transaction, and the server then skips the COMMIT sent with it.
+     */
+    private final String checkAndCommit;
     private final DetectedDialect detected = new DetectedDialect();
     /**
      * The highest token this instance saw enter each resource. A token not seen yet tries the raise
@@ -60,6 +71,8 @@ public final class FencedTransactions {
         this.guardTable = SqlIdentifiers.table("guard table", guardTable);
         this.lockRead = "SELECT fence FROM " + this.guardTable + " WHERE resource = ?";
         this.raise = "UPDATE " + this.guardTable + " SET fence = ? WHERE resource = ? AND fence < ?";
+        this.checkAndCommit = "SELECT 1 / (SELECT COUNT(*)::int FROM (SELECT 1 FROM " + this.guardTable
+                + " WHERE resource = ? AND fence = ? FOR SHARE) guard); COMMIT";
     }
 
     /** Guards in {@value #DEFAULT_GUARD_TABLE}, the table {@link FencedSchema} creates. */
@@ -130,6 +143,68 @@ public final class FencedTransactions {
             FencedException translated = SqlErrors.translate(dialect, "entering " + resource + " with token " + token, e);
             rollbackQuietly(connection, translated);
             throw translated;
+        }
+    }
+
+    /**
+     * Commits the connection's open transaction under {@code token} for {@code resource}, for a
+     * transaction that did not call {@link #enter}: the same promise, checked at the end instead of
+     * the start. On PostgreSQL, once this instance has seen the token enter the resource, the check
+     * travels with the COMMIT in one round trip (a fenced transaction then costs no extra round
+     * trip); otherwise, and always on MariaDB, it is {@code enter} and then the commit. A stale
+     * transaction did its statements for nothing, but none of them commits.
+     *
+     * @throws StaleTransactionException when a newer token has entered; the transaction has been rolled back
+     * @throws dev.fenced.SerializationConflictException on a deadlock or serialization failure, or when the
+     *     token's own raise was rolled back after this instance saw it: the transaction was rolled back; run it again
+     */
+    public void commit(Connection connection, String resource, long token) {
+        LeaseArguments.requireValidResource(resource);
+        JdbcDialect dialect = null;
+        try {
+            dialect = detected.of(connection);
+            Long seen = entered.get(resource);
+            if (!(dialect instanceof PostgresDialect) || seen == null || seen != token) {
+                enter(connection, resource, token);
+                connection.commit();
+                return;
+            }
+            if (connection.getAutoCommit()) {
+                throw new IllegalStateException("fencing " + resource + " needs an open transaction: the connection is in auto-commit mode");
+            }
+            try (PreparedStatement statement = connection.prepareStatement(checkAndCommit)) {
+                statement.setString(1, resource);
+                statement.setLong(2, token);
+                statement.execute();
+            } catch (SQLException e) {
+                if (!DIVISION_BY_ZERO.equals(e.getSQLState())) {
+                    throw e;
+                }
+                connection.rollback();
+                Long fence = currentFence(connection, resource);
+                if (fence != null && fence > token) {
+                    throw new StaleTransactionException(guardTable, resource, token, fence);
+                }
+                entered.remove(resource);
+                throw new SerializationConflictException("committing under token " + token + " on " + resource
+                        + ": the guard holds " + fence + ", the token's raise was rolled back; the transaction was rolled back, run it again",
+                        e.getSQLState(), e.getErrorCode(), e);
+            }
+        } catch (SQLException e) {
+            FencedException translated = SqlErrors.translate(dialect, "committing " + resource + " with token " + token, e);
+            rollbackQuietly(connection, translated);
+            throw translated;
+        }
+    }
+
+    private Long currentFence(Connection connection, String resource) throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement(lockRead)) {
+            statement.setString(1, resource);
+            try (ResultSet rs = statement.executeQuery()) {
+                return rs.next() ? rs.getLong(1) : null;
+            } finally {
+                connection.rollback();
+            }
         }
     }
 

@@ -30,6 +30,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
@@ -135,7 +136,29 @@ abstract class FencedTransactionsContract {
      * Holder A (token 1) writes from 4 threads without pause; holder B (token 2) takes over and
      * writes too. Every transaction A begins after B's first commit returned must not commit.
      */
-    private Race race(String resource, int isolation, boolean guarded) throws Exception {
+    /** How a holder's transaction is fenced: not at all (the control), entered first, or checked with its commit. */
+    enum Guard { OFF, ENTER, AT_COMMIT }
+
+    /** One holder's transaction, fenced as {@code guard} says, committed. */
+    private void transaction(Connection c, String resource, long token, String phase, Guard guard) throws SQLException {
+        transaction(fences, c, resource, token, phase, guard);
+    }
+
+    private void transaction(FencedTransactions holder, Connection c, String resource, long token, String phase, Guard guard)
+            throws SQLException {
+        if (guard == Guard.ENTER) {
+            holder.enter(c, resource, token);
+        }
+        write(c, resource, token, phase, false);
+        if (guard == Guard.AT_COMMIT) {
+            holder.commit(c, resource, token);
+        } else {
+            c.commit();
+        }
+    }
+
+    private Race race(String resource, int isolation, Guard guard) throws Exception {
+        FencedTransactions newHolder = FencedTransactions.create();
         AtomicBoolean takenOver = new AtomicBoolean();
         AtomicBoolean stop = new AtomicBoolean();
         AtomicInteger refused = new AtomicInteger();
@@ -149,8 +172,7 @@ abstract class FencedTransactionsContract {
                     String phase = takenOver.get() ? "after" : "before";
                     try (Connection c = begin(isolation)) {
                         try {
-                            write(c, resource, 1, phase, guarded);
-                            c.commit();
+                            transaction(c, resource, 1, phase, guard);  // holder A: this test's instance
                         } catch (FenceViolation v) {
                             refused.incrementAndGet();
                         } catch (SerializationConflictException e) {
@@ -177,8 +199,7 @@ abstract class FencedTransactionsContract {
         for (int i = 0; i < 20; i++) {
             try (Connection c = begin(isolation)) {
                 try {
-                    write(c, resource, 2, "fresh", guarded);
-                    c.commit();
+                    transaction(newHolder, c, resource, 2, "fresh", guard);  // holder B: a process of its own
                     freshCommits++;
                     takenOver.set(true); // B's first commit has returned: from here A's new transactions are stale
                 } catch (SerializationConflictException e) {
@@ -200,11 +221,11 @@ abstract class FencedTransactionsContract {
         return new Race(count("resource = ? AND token = 1 AND phase = 'after'", resource), refused.get(), conflicts.get(), freshCommits);
     }
 
-    @ParameterizedTest(name = "isolation {0}")
-    @ValueSource(ints = {Connection.TRANSACTION_READ_COMMITTED, Connection.TRANSACTION_REPEATABLE_READ})
-    void noTransactionOfAStaleTokenBegunAfterTheTakeoverCommits(int isolation) throws Exception {
+    @ParameterizedTest(name = "isolation {0}, guard {1}")
+    @CsvSource({"2, ENTER", "4, ENTER", "2, AT_COMMIT", "4, AT_COMMIT"}) // 2 READ COMMITTED, 4 REPEATABLE READ
+    void noTransactionOfAStaleTokenBegunAfterTheTakeoverCommits(int isolation, Guard guard) throws Exception {
         String resource = freshResource();
-        Race race = race(resource, isolation, true);
+        Race race = race(resource, isolation, guard);
         assertThat(race.freshCommitted()).as("the new holder commits").isPositive();
         assertThat(race.staleAfterTakeoverCommitted()).as("stale transactions committed after the takeover: %s", race).isZero();
         assertThat(race.staleRefused() + race.staleConflicts()).as("the stale holder was refused: %s", race).isPositive();
@@ -217,7 +238,7 @@ abstract class FencedTransactionsContract {
     @ParameterizedTest(name = "isolation {0}")
     @ValueSource(ints = {Connection.TRANSACTION_READ_COMMITTED, Connection.TRANSACTION_REPEATABLE_READ})
     void controlWithoutTheGuardStaleTransactionsCommit(int isolation) throws Exception {
-        Race race = race(freshResource(), isolation, false);
+        Race race = race(freshResource(), isolation, Guard.OFF);
         assertThat(race.staleAfterTakeoverCommitted()).as("control: %s", race).isPositive();
     }
 
@@ -358,6 +379,49 @@ abstract class FencedTransactionsContract {
             assertThatThrownBy(() -> fences.enter(c, resource, 1)).isInstanceOf(StaleTransactionException.class);
         }
         assertThat(count("resource = ? AND phase = 'still-current'", resource)).isEqualTo(1);
+    }
+
+    /**
+     * Checked with the commit: a stale transaction's statements never commit, and one whose token's
+     * raise was rolled back is told to run again (a retryable conflict), not refused.
+     */
+    @Test
+    void theCommitTimeCheckRefusesAStaleTransactionAndReportsARolledBackRaise() throws Exception {
+        String resource = freshResource();
+        try (Connection c = begin(Connection.TRANSACTION_READ_COMMITTED)) {
+            transaction(c, resource, 1, "first", Guard.AT_COMMIT);
+        }
+        try (Connection c = begin(Connection.TRANSACTION_READ_COMMITTED)) {
+            transaction(c, resource, 1, "second", Guard.AT_COMMIT); // the token has entered: on PostgreSQL, one round trip
+        }
+        FencedTransactions other = FencedTransactions.create();
+        try (Connection c = begin(Connection.TRANSACTION_READ_COMMITTED)) {
+            other.enter(c, resource, 2);
+            c.commit();
+        }
+        try (Connection c = begin(Connection.TRANSACTION_READ_COMMITTED)) {
+            write(c, resource, 1, "stale", false);
+            assertThatThrownBy(() -> fences.commit(c, resource, 1)).isInstanceOf(StaleTransactionException.class);
+        }
+        FencedTransactions third = FencedTransactions.create();
+        try (Connection c = begin(Connection.TRANSACTION_READ_COMMITTED)) {
+            third.enter(c, resource, 3); // raised, then rolled back: the instance saw token 3 enter, the guard did not keep it
+            c.rollback();
+        }
+        try (Connection c = begin(Connection.TRANSACTION_READ_COMMITTED)) {
+            write(c, resource, 3, "raise-lost", false);
+            try {
+                third.commit(c, resource, 3);
+            } catch (SerializationConflictException retry) {
+                // PostgreSQL's one-round-trip check found the guard below the token
+            }
+        }
+        try (Connection c = begin(Connection.TRANSACTION_READ_COMMITTED)) {
+            transaction(c, resource, 3, "again", Guard.AT_COMMIT);
+        }
+        assertThat(count("resource = ? AND phase IN ('first', 'second')", resource)).isEqualTo(2);
+        assertThat(count("resource = ? AND phase = 'stale'", resource)).isZero();
+        assertThat(count("resource = ? AND phase = 'again'", resource)).isEqualTo(1);
     }
 
     @Test
