@@ -89,6 +89,7 @@ public final class BenchMain {
                 report.append(PairedTransactions.run(databases, quick));
             }
             if (only == null || only.equals("tokens")) {
+                report.append(PairedTokenSources.run(redisUrl, pgUrl, quick));
                 tokens(report, quick);
             }
             if (only == null || only.equals("settlement")) {
@@ -164,8 +165,10 @@ public final class BenchMain {
         Map<String, Double> ops = jmh(TokenSourceBench.class.getName(), quick, 1);
         double redisOps = ops.get("redisIssuedToken");
         double dbOps = ops.get("databaseIssuedToken");
+        double sequenceOps = ops.get("databaseSequenceToken");
         report.append("## Token sources: lease + token + release\n\n| token issued by | cycles/s | time vs Redis-issued |\n|---|---:|---:|\n")
                 .append(String.format("| Redis (one script) | %,.0f | 1.00x |%n", redisOps))
-                .append(String.format("| PostgreSQL counter row (lease in Redis) | %,.0f | %.2fx |%n%n", dbOps, redisOps / dbOps));
+                .append(String.format("| PostgreSQL counter row (lease in Redis) | %,.0f | %.2fx |%n", dbOps, redisOps / dbOps))
+                .append(String.format("| PostgreSQL sequence (lease in Redis) | %,.0f | %.2fx |%n%n", sequenceOps, redisOps / sequenceOps));
     }
 }

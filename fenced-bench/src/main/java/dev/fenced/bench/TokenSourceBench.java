@@ -4,6 +4,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fenced.Lease;
 import dev.fenced.jdbc.FencedSchema;
+import dev.fenced.jdbc.JdbcSequenceTokenSource;
 import dev.fenced.jdbc.JdbcTokenSource;
 import dev.fenced.redis.RedisLeaseStore;
 import java.time.Duration;
@@ -19,13 +20,17 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 
-/** The price of surviving Redis data loss: a lease whose token Redis issues, against one whose token PostgreSQL issues. */
+/**
+ * The price of surviving Redis data loss: a lease whose token Redis issues, against one whose token
+ * PostgreSQL issues from a counter row or from a sequence.
+ */
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
 @State(Scope.Benchmark)
 public class TokenSourceBench {
     private RedisLeaseStore redisTokens;
     private RedisLeaseStore databaseTokens;
+    private RedisLeaseStore sequenceTokens;
     private HikariDataSource dataSource;
     private final String resource = "bench-tokens:" + UUID.randomUUID();
 
@@ -38,6 +43,7 @@ public class TokenSourceBench {
         FencedSchema.migrate(dataSource);
         redisTokens = RedisLeaseStore.builder(BenchServers.redis()).build();
         databaseTokens = RedisLeaseStore.builder(BenchServers.redis()).tokenSource(JdbcTokenSource.of(dataSource)).build();
+        sequenceTokens = RedisLeaseStore.builder(BenchServers.redis()).tokenSource(JdbcSequenceTokenSource.of(dataSource)).build();
     }
 
     @Benchmark
@@ -54,10 +60,18 @@ public class TokenSourceBench {
         return lease.token();
     }
 
+    @Benchmark
+    public long databaseSequenceToken() {
+        Lease lease = sequenceTokens.tryAcquire(resource + ":seq", Duration.ofSeconds(30)).orElseThrow();
+        lease.release();
+        return lease.token();
+    }
+
     @TearDown(Level.Trial)
     public void close() {
         redisTokens.close();
         databaseTokens.close();
+        sequenceTokens.close();
         dataSource.close();
     }
 }

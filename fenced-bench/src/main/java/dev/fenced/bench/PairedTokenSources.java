@@ -1,0 +1,60 @@
+package dev.fenced.bench;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.fenced.Lease;
+import dev.fenced.jdbc.FencedSchema;
+import dev.fenced.jdbc.JdbcSequenceTokenSource;
+import dev.fenced.jdbc.JdbcTokenSource;
+import dev.fenced.redis.RedisLeaseStore;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * Lease + token + release with the token from Redis (one script), from a database counter row, and
+ * from a database sequence, interleaved cycle by cycle (Redis, row, sequence, sequence, row, Redis)
+ * so that the three meet the same noise; the ratio of the totals against the Redis-issued cycle.
+ */
+final class PairedTokenSources {
+    private PairedTokenSources() {
+    }
+
+    static String run(String redisUrl, String pgUrl, boolean quick) {
+        int rounds = quick ? 300 : 3_000;
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(pgUrl);
+        config.setMaximumPoolSize(2);
+        String resource = "bench-paired-tokens:" + UUID.randomUUID();
+        try (HikariDataSource db = new HikariDataSource(config)) {
+            FencedSchema.migrate(db);
+            try (RedisLeaseStore redis = RedisLeaseStore.builder(redisUrl).build();
+                 RedisLeaseStore row = RedisLeaseStore.builder(redisUrl).tokenSource(JdbcTokenSource.of(db)).build();
+                 RedisLeaseStore sequence = RedisLeaseStore.builder(redisUrl).tokenSource(JdbcSequenceTokenSource.of(db)).build()) {
+                List<RedisLeaseStore> order = List.of(redis, row, sequence, sequence, row, redis);
+                long[] nanos = new long[3];
+                for (int round = -rounds / 5; round < rounds; round++) {
+                    for (RedisLeaseStore store : order) {
+                        long start = System.nanoTime();
+                        Lease lease = store.tryAcquire(resource, Duration.ofSeconds(30)).orElseThrow();
+                        lease.release();
+                        long took = System.nanoTime() - start;
+                        if (round >= 0) {
+                            nanos[store == redis ? 0 : store == row ? 1 : 2] += took;
+                        }
+                    }
+                }
+                double cycles = rounds * 2.0;
+                return "## Token sources, interleaved: lease + token + release\n\n"
+                        + "| token issued by | cycles/s | time vs Redis-issued |\n|---|---:|---:|\n"
+                        + String.format("| Redis (one script) | %,.0f | 1.00x |%n", cycles / (nanos[0] / 1e9))
+                        + String.format("| PostgreSQL counter row (`JdbcTokenSource`) | %,.0f | %.2fx |%n", cycles / (nanos[1] / 1e9),
+                        (double) nanos[1] / nanos[0])
+                        + String.format("| PostgreSQL sequence (`JdbcSequenceTokenSource`) | %,.0f | %.2fx |%n%n", cycles / (nanos[2] / 1e9),
+                        (double) nanos[2] / nanos[0])
+                        + "One thread, one resource, " + rounds + " rounds of Redis, row, sequence, sequence, row, Redis after "
+                        + rounds / 5 + " rounds of warm-up; the lease in Redis in all three.\n\n";
+            }
+        }
+    }
+}

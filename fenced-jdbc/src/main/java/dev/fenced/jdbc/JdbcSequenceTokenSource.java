@@ -1,0 +1,61 @@
+package dev.fenced.jdbc;
+
+import dev.fenced.LeaseArguments;
+import dev.fenced.TokenSource;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.Objects;
+import javax.sql.DataSource;
+
+/**
+ * Tokens from one database sequence ({@code fence_token_seq}, made by {@link FencedSchema}) for
+ * every resource: one {@code nextval} per token, with no row to lock and no commit of its own.
+ * Durable like {@link JdbcTokenSource} (a sequence never goes back, and survives the loss of
+ * Redis), and cheaper. Tokens strictly increase per resource because they strictly increase over
+ * all of them; they are not consecutive for a resource.
+ *
+ * <p>Switching a running system from another token source: raise the sequence above every stored
+ * fence first ({@code SELECT setval('fence_token_seq', <max fence>)} on PostgreSQL,
+ * {@code SELECT SETVAL(fence_token_seq, <max fence>)} on MariaDB), or the first tokens would be
+ * refused. Thread-safe.
+ */
+public final class JdbcSequenceTokenSource implements TokenSource {
+    public static final String DEFAULT_SEQUENCE = "fence_token_seq";
+
+    private final DataSource dataSource;
+    private final DetectedDialect detected = new DetectedDialect();
+    private final String sequence;
+
+    private JdbcSequenceTokenSource(DataSource dataSource, String sequence) {
+        this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+        this.sequence = SqlIdentifiers.table("sequence", sequence);
+    }
+
+    /** Tokens from {@code fence_token_seq}. */
+    public static JdbcSequenceTokenSource of(DataSource dataSource) {
+        return new JdbcSequenceTokenSource(dataSource, DEFAULT_SEQUENCE);
+    }
+
+    /** Tokens from a sequence of your own; it must not cache values per session. */
+    public static JdbcSequenceTokenSource of(DataSource dataSource, String sequence) {
+        return new JdbcSequenceTokenSource(dataSource, sequence);
+    }
+
+    @Override
+    public long nextToken(String resource) {
+        LeaseArguments.requireValidResource(resource);
+        JdbcDialect dialect = null;
+        try (Connection connection = dataSource.getConnection()) {
+            dialect = detected.of(connection);
+            String sql = dialect instanceof PostgresDialect ? "SELECT nextval('" + sequence + "')" : "SELECT NEXTVAL(" + sequence + ")";
+            try (PreparedStatement statement = connection.prepareStatement(sql); ResultSet rs = statement.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        } catch (SQLException e) {
+            throw SqlErrors.translate(dialect, "issuing a token for " + resource + " from " + sequence, e);
+        }
+    }
+}
