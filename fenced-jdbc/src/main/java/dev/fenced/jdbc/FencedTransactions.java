@@ -8,6 +8,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import javax.sql.DataSource;
 
@@ -53,12 +54,6 @@ public final class FencedTransactions {
     private final String guardTable;
     private final String lockRead;
     private final String raise;
-    /**
-     * PostgreSQL: the guard's check and the COMMIT in one round trip. The check divides by zero
-     * unless the guard row holds exactly the token (taking its shared lock), which aborts the
-     * transaction, and the server then skips the COMMIT sent with it.
-     */
-    private final String checkAndCommit;
     private final DetectedDialect detected = new DetectedDialect();
     /**
      * The highest token this instance saw enter each resource. A token not seen yet tries the raise
@@ -71,8 +66,6 @@ public final class FencedTransactions {
         this.guardTable = SqlIdentifiers.table("guard table", guardTable);
         this.lockRead = "SELECT fence FROM " + this.guardTable + " WHERE resource = ?";
         this.raise = "UPDATE " + this.guardTable + " SET fence = ? WHERE resource = ? AND fence < ?";
-        this.checkAndCommit = "SELECT 1 / (SELECT COUNT(*)::int FROM (SELECT 1 FROM " + this.guardTable
-                + " WHERE resource = ? AND fence = ? FOR SHARE) guard); COMMIT";
     }
 
     /** Guards in {@value #DEFAULT_GUARD_TABLE}, the table {@link FencedSchema} creates. */
@@ -164,7 +157,8 @@ public final class FencedTransactions {
         try {
             dialect = detected.of(connection);
             Long seen = entered.get(resource);
-            if (!(dialect instanceof PostgresDialect) || seen == null || seen != token) {
+            Optional<String> checkAndCommit = dialect.guardCheckAndCommit(guardTable);
+            if (checkAndCommit.isEmpty() || seen == null || seen != token) {
                 enter(connection, resource, token);
                 connection.commit();
                 return;
@@ -172,7 +166,7 @@ public final class FencedTransactions {
             if (connection.getAutoCommit()) {
                 throw new IllegalStateException("fencing " + resource + " needs an open transaction: the connection is in auto-commit mode");
             }
-            try (PreparedStatement statement = connection.prepareStatement(checkAndCommit)) {
+            try (PreparedStatement statement = connection.prepareStatement(checkAndCommit.get())) {
                 statement.setString(1, resource);
                 statement.setLong(2, token);
                 statement.execute();
@@ -213,8 +207,21 @@ public final class FencedTransactions {
      * under {@code token}, and commits it; any exception rolls it back whole.
      */
     public <T> T inTransaction(DataSource dataSource, String resource, long token, Work<T> work) {
+        return inTransaction(dataSource, -1, resource, token, work);
+    }
+
+    /**
+     * {@link #inTransaction(DataSource, String, long, Work)} at an isolation level of
+     * {@link Connection} ({@code TRANSACTION_READ_COMMITTED}, ...), restored afterwards; -1 keeps
+     * the connection's own.
+     */
+    public <T> T inTransaction(DataSource dataSource, int isolation, String resource, long token, Work<T> work) {
         try (Connection connection = dataSource.getConnection()) {
             boolean autoCommit = connection.getAutoCommit();
+            int isolationBefore = connection.getTransactionIsolation();
+            if (isolation != -1) {
+                connection.setTransactionIsolation(isolation);
+            }
             connection.setAutoCommit(false);
             try {
                 enter(connection, resource, token);
@@ -229,6 +236,7 @@ public final class FencedTransactions {
                 throw e;
             } finally {
                 connection.setAutoCommit(autoCommit);
+                connection.setTransactionIsolation(isolationBefore);
             }
         } catch (SQLException e) {
             throw SqlErrors.translate(null, "a fenced transaction on " + resource, e);
@@ -261,10 +269,7 @@ public final class FencedTransactions {
 
     /** The resource's first guard row, at this token; false when another transaction made it first. */
     private boolean insert(Connection connection, JdbcDialect dialect, String resource, long token) throws SQLException {
-        String sql = dialect instanceof PostgresDialect
-                ? "INSERT INTO " + guardTable + " (resource, fence) VALUES (?, ?) ON CONFLICT (resource) DO NOTHING"
-                // INSERT IGNORE would also turn a truncation into a warning; the resource's length is checked above.
-                : "INSERT IGNORE INTO " + guardTable + " (resource, fence) VALUES (?, ?)";
+        String sql = dialect.insertUnlessPresent(guardTable, "resource, fence", 2); // the resource's length was checked by enter
         try (PreparedStatement statement = connection.prepareStatement(sql)) {
             statement.setString(1, resource);
             statement.setLong(2, token);

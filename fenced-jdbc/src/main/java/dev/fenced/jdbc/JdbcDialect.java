@@ -3,6 +3,7 @@ package dev.fenced.jdbc;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * What differs between the databases fenced supports; everything else is database-neutral.
@@ -33,6 +34,27 @@ public interface JdbcDialect {
      * row (and keeps it until the transaction ends) whatever the isolation level.
      */
     String lockingReadSuffix();
+
+    /** A query for the next value of {@code sequence}, a checked identifier. */
+    String nextValueQuery(String sequence);
+
+    /**
+     * An INSERT of one row into {@code table} ({@code columns}, a checked comma-separated list, and
+     * {@code values} bound parameters) that inserts nothing, without an error, when the row's key
+     * is already there: the update count says which happened.
+     */
+    String insertUnlessPresent(String table, String columns, int values);
+
+    /**
+     * The guard's check and the COMMIT in one round trip, where this database's driver sends two
+     * statements at once: the check (resource, token bound) fails the transaction unless the
+     * guard row holds the token, taking its shared lock, and the COMMIT is then skipped. Empty
+     * where it cannot be done in one round trip.
+     */
+    Optional<String> guardCheckAndCommit(String guardTable);
+
+    /** The schema to name in {@link java.sql.DatabaseMetaData} lookups: null where the driver has none. */
+    String metadataSchema(Connection connection) throws SQLException;
 
     /**
      * The key under which this database compares a row id: the id itself, or for a case-insensitive,

@@ -49,8 +49,8 @@ public final class JdbcSequenceTokenSource implements TokenSource {
         JdbcDialect dialect = null;
         try (Connection connection = dataSource.getConnection()) {
             dialect = detected.of(connection);
-            String sql = dialect instanceof PostgresDialect ? "SELECT nextval('" + sequence + "')" : "SELECT NEXTVAL(" + sequence + ")";
-            try (PreparedStatement statement = connection.prepareStatement(sql); ResultSet rs = statement.executeQuery()) {
+            try (PreparedStatement statement = connection.prepareStatement(dialect.nextValueQuery(sequence));
+                 ResultSet rs = statement.executeQuery()) {
                 rs.next();
                 return rs.getLong(1);
             }

@@ -6,6 +6,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * MariaDB (and MySQL): {@code LAST_INSERT_ID(value + 1)} for tokens; no {@code UPDATE ...
@@ -37,6 +38,29 @@ public final class MariaDbDialect implements JdbcDialect {
     @Override
     public String idKey(Object id) {
         return id instanceof String text ? text.stripTrailing().toLowerCase(java.util.Locale.ROOT) : String.valueOf(id);
+    }
+
+    @Override
+    public String nextValueQuery(String sequence) {
+        return "SELECT NEXTVAL(" + sequence + ")";
+    }
+
+    /** INSERT IGNORE would also turn a truncation into a warning: callers check their values' lengths first. */
+    @Override
+    public String insertUnlessPresent(String table, String columns, int values) {
+        return "INSERT IGNORE INTO " + table + " (" + columns + ") VALUES (" + Sql.placeholders(values) + ")";
+    }
+
+    /** The driver sends two statements at once only with {@code allowMultiQueries}, which fenced does not ask for. */
+    @Override
+    public Optional<String> guardCheckAndCommit(String guardTable) {
+        return Optional.empty();
+    }
+
+    /** The driver names databases as catalogs and has no schemas. */
+    @Override
+    public String metadataSchema(Connection connection) {
+        return null;
     }
 
     @Override

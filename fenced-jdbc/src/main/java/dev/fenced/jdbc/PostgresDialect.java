@@ -6,6 +6,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /** PostgreSQL: {@code ON CONFLICT ... RETURNING} for tokens, {@code UPDATE ... RETURNING} for batch claims. */
 public final class PostgresDialect implements JdbcDialect {
@@ -22,6 +23,28 @@ public final class PostgresDialect implements JdbcDialect {
     @Override
     public String lockingReadSuffix() {
         return " FOR SHARE";
+    }
+
+    @Override
+    public String nextValueQuery(String sequence) {
+        return "SELECT nextval('" + sequence + "')";
+    }
+
+    @Override
+    public String insertUnlessPresent(String table, String columns, int values) {
+        return "INSERT INTO " + table + " (" + columns + ") VALUES (" + Sql.placeholders(values) + ") ON CONFLICT DO NOTHING";
+    }
+
+    /** The check divides by zero unless the guard row holds the token; the error aborts the transaction and the server skips the COMMIT. */
+    @Override
+    public Optional<String> guardCheckAndCommit(String guardTable) {
+        return Optional.of("SELECT 1 / (SELECT COUNT(*)::int FROM (SELECT 1 FROM " + guardTable
+                + " WHERE resource = ? AND fence = ? FOR SHARE) guard); COMMIT");
+    }
+
+    @Override
+    public String metadataSchema(Connection connection) throws SQLException {
+        return connection.getSchema();
     }
 
     @Override

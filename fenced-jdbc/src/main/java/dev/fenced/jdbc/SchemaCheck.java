@@ -163,8 +163,7 @@ public final class SchemaCheck {
     }
 
     private static String schema(Connection connection) throws SQLException {
-        // MariaDB's driver names databases as catalogs and has no schemas.
-        return JdbcDialect.detect(connection) instanceof PostgresDialect ? connection.getSchema() : null;
+        return JdbcDialect.detect(connection).metadataSchema(connection);
     }
 
     /** An unquoted identifier as the database stores it. */

@@ -1,6 +1,5 @@
 package dev.fenced.settlement;
 
-import dev.fenced.jdbc.FencedDataAccessException;
 import dev.fenced.jdbc.FencedTransactions;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -30,28 +29,13 @@ final class JdbcJournal implements SettlementJournal {
 
     @Override
     public List<JournalLine> appendMissing(String resource, String merchant, long token, List<JournalLine> candidates, Runnable beforeAppend) {
-        try (Connection connection = dataSource.getConnection()) {
-            // READ COMMITTED: a newer holder that waited for an older one's append must see its lines.
-            connection.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
-            connection.setAutoCommit(false);
-            try {
-                fences.enter(connection, resource, token);
-                List<JournalLine> missing = missing(connection, merchant, token, candidates);
-                beforeAppend.run();
-                append(connection, missing);
-                connection.commit();
-                return missing;
-            } catch (SQLException | RuntimeException e) {
-                try {
-                    connection.rollback();
-                } catch (SQLException rollbackFailed) {
-                    e.addSuppressed(rollbackFailed);
-                }
-                throw e;
-            }
-        } catch (SQLException e) {
-            throw new FencedDataAccessException("appending to the journal of " + merchant + " failed: " + e.getMessage(), e);
-        }
+        // READ COMMITTED: a newer holder that waited for an older one's append must see its lines.
+        return fences.inTransaction(dataSource, Connection.TRANSACTION_READ_COMMITTED, resource, token, connection -> {
+            List<JournalLine> missing = missing(connection, merchant, token, candidates);
+            beforeAppend.run();
+            append(connection, missing);
+            return missing;
+        });
     }
 
     /** The candidates without a line, as lines written by {@code token}. */
