@@ -27,6 +27,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>Thread-safe. {@link #close()} stops renewing; it does not release the lease.
  */
 public final class LeaseWatchdog implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(LeaseWatchdog.class.getName());
     private final Lease lease;
     private final Duration ttl;
     private final LeaseLostListener listener;
@@ -62,6 +63,11 @@ public final class LeaseWatchdog implements AutoCloseable {
             executor.setRemoveOnCancelPolicy(true); // a closed watchdog leaves nothing queued behind
             return executor;
         }
+    }
+
+    /** The process's shared watchdog threads, for components that schedule renewals of their own leases. */
+    public static ScheduledExecutorService sharedScheduler() {
+        return SharedScheduler.INSTANCE;
     }
 
     /** Starts renewing {@code lease} to {@code ttl} every third of the TTL, on the shared threads. */
@@ -106,6 +112,10 @@ public final class LeaseWatchdog implements AutoCloseable {
             if (task != null) {
                 task.cancel(false);
             }
+            // The core has no logging dependency: the JDK's platform logger, which SLF4J and
+            // Spring Boot route to the application's logging.
+            LOG.log(System.Logger.Level.WARNING, "lease lost: {0} with token {1}: {2}", lease.resource(), lease.token(),
+                    cause == null ? "it expired or another holder has it" : "renewal failed: " + cause.getMessage());
             listener.onLeaseLost(lease, cause);
         }
     }

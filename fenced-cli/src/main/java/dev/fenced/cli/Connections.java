@@ -2,6 +2,7 @@ package dev.fenced.cli;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.fenced.FencedObserver;
 import dev.fenced.LeaseArguments;
 import dev.fenced.StoreUnavailableException;
 import dev.fenced.gateway.GatewayClient;
@@ -99,7 +100,11 @@ public final class Connections {
 
     /** A Redis lease store whose counter is reseeded from the refunds' highest fence. */
     public static RedisLeaseStore leases(String redisUrl, HikariDataSource database, String ownerLabel) {
-        RedisLeaseStore.Builder builder = RedisLeaseStore.builder(redisUrl)
+        return leases(redisUrl, database, ownerLabel, FencedObserver.NONE);
+    }
+
+    public static RedisLeaseStore leases(String redisUrl, HikariDataSource database, String ownerLabel, FencedObserver observer) {
+        RedisLeaseStore.Builder builder = RedisLeaseStore.builder(redisUrl).observer(observer)
                 .fenceFloor(JdbcFenceFloor.of(database, RefundSchema.table(), Merchants::merchantOf));
         if (ownerLabel != null) {
             builder.ownerLabel(ownerLabel);

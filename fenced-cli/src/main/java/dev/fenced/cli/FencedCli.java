@@ -6,9 +6,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.ServiceLoader;
 import java.util.Set;
+import java.time.ZoneId;
+import java.time.format.DateTimeFormatter;
 import java.util.logging.ConsoleHandler;
+import java.util.logging.Formatter;
 import java.util.logging.Level;
 import java.util.logging.LogManager;
+import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 import java.util.regex.Pattern;
 import picocli.CommandLine;
@@ -36,7 +40,9 @@ public final class FencedCli implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
-    @Option(names = "--verbose", scope = ScopeType.INHERIT, description = "also print the libraries' log lines (drivers, Redis client, pool)")
+    @Option(names = "--verbose", scope = ScopeType.INHERIT,
+            description = "also print the log: fenced's decisions (leases, reseeds, raises, violations, takeover lookups, gateway outcomes)"
+                    + " and the libraries' lines (drivers, Redis client, pool), on stderr")
     boolean verbose;
 
     @Override
@@ -109,7 +115,30 @@ public final class FencedCli implements Runnable {
         if (level != Level.OFF) {
             ConsoleHandler handler = new ConsoleHandler(); // takes System.err as it is now: the scrubbing one
             handler.setLevel(level);
+            handler.setFormatter(new OneLineFormatter());
             root.addHandler(handler);
+        }
+    }
+
+    /** {@code 12:00:01.234 WARN  RedisLeaseStore: message}: one line per record, the stack trace only with FENCED_DEBUG. */
+    static final class OneLineFormatter extends Formatter {
+        private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("HH:mm:ss.SSS").withZone(ZoneId.systemDefault());
+
+        @Override
+        public String format(LogRecord record) {
+            String logger = record.getLoggerName() == null ? "" : record.getLoggerName();
+            String level = switch (record.getLevel().getName()) {
+                case "SEVERE" -> "ERROR";
+                case "WARNING" -> "WARN ";
+                case "INFO" -> "INFO ";
+                default -> "DEBUG";
+            };
+            StringBuilder line = new StringBuilder().append(TIME.format(record.getInstant())).append(' ').append(level).append(' ')
+                    .append(logger.substring(logger.lastIndexOf('.') + 1)).append(": ").append(formatMessage(record));
+            if (record.getThrown() != null) {
+                line.append(" (").append(record.getThrown()).append(')');
+            }
+            return line.append(System.lineSeparator()).toString();
         }
     }
 

@@ -5,8 +5,11 @@ import dev.fenced.fleet.FleetWorker;
 import dev.fenced.fleet.JobEvent;
 import dev.fenced.fleet.JobStream;
 import dev.fenced.fleet.SettlementJobs;
+import dev.fenced.FencedObserver;
 import dev.fenced.gateway.GatewayClient;
 import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.settlement.SettlementEvent;
+import dev.fenced.settlement.SettlementListener;
 import dev.fenced.settlement.SettlementWorker;
 import io.nats.client.Connection;
 import java.time.Duration;
@@ -44,6 +47,12 @@ public class WorkerCommand implements Callable<Integer> {
     @Option(names = "--events", description = "print every job and settlement event as a JSON line on stdout")
     boolean events;
 
+    @Option(names = "--metrics-port", description = "serve the worker's meters for Prometheus at http://HOST:PORT/metrics (0: any free port)")
+    Integer metricsPort;
+
+    @Option(names = "--metrics-host", defaultValue = "127.0.0.1", description = "the address --metrics-port listens on (default ${DEFAULT-VALUE})")
+    String metricsHost;
+
     @Mixin
     Connections connections;
 
@@ -72,9 +81,10 @@ public class WorkerCommand implements Callable<Integer> {
         String gatewayUrl = Connections.require(connections.gatewayUrl, "--gateway-url", "FENCED_GATEWAY_URL");
         GatewayClient gateway = Connections.gateway(gatewayUrl); // one client for every job; a malformed URL is a usage error now
         String owner = "worker-" + name.replaceAll("[^A-Za-z0-9_-]", "_");
-        try (HikariDataSource db = Connections.database(dbUrl, jobs * (concurrency + 2));
+        try (MetricsEndpoint metrics = metricsPort == null ? null : MetricsEndpoint.serve(metricsHost, metricsPort);
+             HikariDataSource db = Connections.database(dbUrl, jobs * (concurrency + 2));
              HikariDataSource journalDb = journal.open(jobs + 1);
-             RedisLeaseStore leases = Connections.leases(redisUrl, db, owner);
+             RedisLeaseStore leases = Connections.leases(redisUrl, db, owner, metrics == null ? FencedObserver.NONE : metrics.observer());
              Connection broker = nats.connect("fenced-" + owner)) {
             SettlementJobs.configure(broker, stream);
             // The jobs get the drain time less what the flush of their answers and the release of the stores need.
@@ -83,9 +93,22 @@ public class WorkerCommand implements Callable<Integer> {
                     .listener(this::print)
                     .workers(merchant -> adapt(journal.apply(SettlementWorker.builder()).leaseStore(leases).dataSource(db)
                             .gateway(gateway).ttl(ttl).concurrency(concurrency).name(name)
-                            .listener(event -> {
-                                if (events) {
-                                    EventLines.event(event, merchant);
+                            .listener(new SettlementListener() {
+                                @Override
+                                public void onEvent(SettlementEvent event) {
+                                    if (events) {
+                                        EventLines.event(event, merchant);
+                                    }
+                                    if (metrics != null) {
+                                        metrics.settlementListener().onEvent(event);
+                                    }
+                                }
+
+                                @Override
+                                public void onGatewayAnswer(String outcome) {
+                                    if (metrics != null) {
+                                        metrics.settlementListener().onGatewayAnswer(outcome);
+                                    }
                                 }
                             }), merchant).build())
                     .build();
@@ -93,6 +116,10 @@ public class WorkerCommand implements Callable<Integer> {
             try (Drain drain = Drain.onSignal(Connections.DRAIN_TIME)) {
                 if (!events) {
                     System.out.println("worker " + name + ": taking jobs from " + stream.stream() + " (" + jobs + " at once); SIGTERM drains");
+                }
+                if (metrics != null) {
+                    // On stderr, so that --events keeps stdout to JSON lines.
+                    System.err.println("worker " + name + ": metrics at http://" + metricsHost + ":" + metrics.port() + "/metrics");
                 }
                 summary = fleet.run(drain::requested);
             }

@@ -83,6 +83,31 @@ class MoneyCliTest {
     }
 
     /**
+     * Quiet by default; {@code --verbose} logs each decision on stderr, one line each, with the
+     * resource and the token: the lease taken, the run's outcome, a refusal by the gateway.
+     */
+    @Test
+    void verboseLogsTheDecisionsAndTheDefaultIsQuiet() {
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).refuseAbove(new BigDecimal("5.00"))
+                .build())) {
+            String quiet = seed(2, "8.00");
+            CliRun plain = settle(quiet, gateway.url());
+            assertThat(plain.exit()).as(plain.both()).isZero();
+            assertThat(plain.stderr()).isEmpty();
+
+            String loud = seed(2, "20.00");
+            CliRun verbose = run("settle", "--verbose", "--merchant", loud, "--redis-url", REDIS, "--db-url", DB, "--gateway-url", gateway.url());
+            assertThat(verbose.exit()).as(verbose.both()).isEqualTo(SettleCommand.REJECTED);
+            String resource = "settle:" + loud;
+            assertThat(verbose.stderr().lines().filter(line -> line.contains("SettlementWorker:")))
+                    .anyMatch(line -> line.contains(" INFO ") && line.contains("acquired " + resource))
+                    .anyMatch(line -> line.contains(" WARN ") && line.contains("failed " + resource + " " + loud + "_r001"))
+                    .anyMatch(line -> line.contains(" INFO ") && line.contains("outcome " + resource) && line.contains("REJECTED"));
+            assertThat(verbose.stderr()).doesNotContain("\tat ");
+        }
+    }
+
+    /**
      * A refund the gateway holds while its row says failed: reconcile reports it and exits 8; the
      * repair marks it sent under a fresh token; a second check agrees and exits 0. A row failed
      * without a refund goes back to pending only with --retry-failed, and the next settle pays it.

@@ -2,6 +2,8 @@ package dev.fenced.jdbc;
 
 import dev.fenced.FenceViolation;
 import dev.fenced.FencedException;
+import dev.fenced.FencedObserver;
+import dev.fenced.LogKeys;
 import dev.fenced.RowNotFoundException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -16,6 +18,9 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.stream.Collectors;
 import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
 
 /**
  * Fenced writes on one {@link FencedTable}: the database refuses a write whose token is stale.
@@ -44,16 +49,19 @@ import javax.sql.DataSource;
 public final class FencedRows {
     /** Upper bound on ids in one batch claim, below every driver's parameter limit. */
     public static final int MAX_BATCH = 10_000;
+    private static final Logger LOG = LoggerFactory.getLogger(FencedRows.class);
 
     private final FencedTable table;
     private final Sql sql;
     private final JdbcDialect fixedDialect;
     private final FinishStatements finishStatements;
     private final RefusalReadBack readBack;
+    private final FencedObserver observer;
     /** Set once the table's shape passed {@link SchemaCheck}: the first claim checks it, later ones do not. */
     private volatile boolean schemaChecked;
 
-    private FencedRows(FencedTable table, JdbcDialect dialect) {
+    private FencedRows(FencedTable table, JdbcDialect dialect, FencedObserver observer) {
+        this.observer = Objects.requireNonNull(observer, "observer");
         this.table = Objects.requireNonNull(table, "table");
         this.sql = new Sql(table);
         this.fixedDialect = dialect;
@@ -63,7 +71,7 @@ public final class FencedRows {
 
     /** Fenced writes on {@code table}, on connections to PostgreSQL or MariaDB: the database is recognised per connection. */
     public static FencedRows of(FencedTable table) {
-        return new FencedRows(table, null);
+        return new FencedRows(table, null, FencedObserver.NONE);
     }
 
     /**
@@ -71,7 +79,12 @@ public final class FencedRows {
      * for an application that knows its database, and connections that never need to be asked.
      */
     public static FencedRows of(FencedTable table, JdbcDialect dialect) {
-        return new FencedRows(table, Objects.requireNonNull(dialect, "dialect"));
+        return new FencedRows(table, Objects.requireNonNull(dialect, "dialect"), FencedObserver.NONE);
+    }
+
+    /** The same fenced writes, telling {@code observer} of every refusal (for metrics). */
+    public FencedRows observedBy(FencedObserver observer) {
+        return new FencedRows(table, fixedDialect, observer);
     }
 
     public FencedTable table() {
@@ -96,7 +109,7 @@ public final class FencedRows {
             statement.setString(5, table.claimedState());
             statement.setLong(6, token);
             if (statement.executeUpdate() == 0) {
-                throw refusal(connection, id, token);
+                throw refusal("claim", connection, id, token);
             }
         } catch (SQLException e) {
             throw SqlErrors.translate(dialectOrNull(connection), "claim of " + table.table() + " row " + id, e);
@@ -125,7 +138,7 @@ public final class FencedRows {
         try (PreparedStatement statement = connection.prepareStatement(finish.sql())) {
             finishStatements.bind(statement, finish, toState, id, token, alsoSet);
             if (statement.executeUpdate() == 0) {
-                throw refusal(connection, id, token);
+                throw refusal(operation(toState), connection, id, token);
             }
         } catch (SQLException e) {
             throw SqlErrors.translate(dialectOrNull(connection), "confirm of " + table.table() + " row " + id, e);
@@ -195,6 +208,7 @@ public final class FencedRows {
                     refused.put(id, refusal);
                 }
             });
+            report(operation(toState), token, refused);
             return new BatchConfirm(token, confirmed, refused);
         } catch (SQLException e) {
             throw SqlErrors.translate(dialectOrNull(connection), "batch confirm of " + ids.size() + " rows in " + table.table(), e);
@@ -223,7 +237,7 @@ public final class FencedRows {
             // The database returns ids as stored; under a case-insensitive collation 'R_1 ' asked is 'r_1' claimed.
             Set<String> claimedKeys = claimed.stream().map(dialect::idKey).collect(Collectors.toSet());
             List<Object> refused = distinct.stream().filter(id -> !claimedKeys.contains(dialect.idKey(id))).toList();
-            return new BatchClaim(token, claimed, refusals(connection, refused, token));
+            return new BatchClaim(token, claimed, report("claim", token, refusals(connection, refused, token)));
         } catch (SQLException e) {
             throw SqlErrors.translate(dialect, "batch claim of " + distinct.size() + " rows in " + table.table(), e);
         }
@@ -265,8 +279,33 @@ public final class FencedRows {
         }
     }
 
-    private FencedException refusal(Connection connection, Object id, long token) throws SQLException {
-        return refusals(connection, List.of(id), token).get(id);
+    private FencedException refusal(String operation, Connection connection, Object id, long token) throws SQLException {
+        return report(operation, token, refusals(connection, List.of(id), token)).get(id);
+    }
+
+    private String operation(String toState) {
+        return toState.equals(table.doneState()) ? "confirm" : "finish";
+    }
+
+    /** Logs a refused write (one line for a batch) and tells the observer of each violation. */
+    private Map<Object, FencedException> report(String operation, long token, Map<Object, FencedException> refusals) {
+        FenceViolation first = null;
+        int violations = 0;
+        for (FencedException refusal : refusals.values()) {
+            if (refusal instanceof FenceViolation violation) {
+                observer.fenceViolation(operation, violation);
+                first = first == null ? violation : first;
+                violations++;
+            }
+        }
+        if (first != null) {
+            try (MDC.MDCCloseable t = MDC.putCloseable(LogKeys.TOKEN, Long.toString(token));
+                 MDC.MDCCloseable r = MDC.putCloseable(LogKeys.ROW, String.valueOf(first.rowId()))) {
+                LOG.warn("fenced {} refused{}: {}", operation, violations == 1 ? "" : " for " + violations + " rows, the first",
+                        first.getMessage());
+            }
+        }
+        return refusals;
     }
 
     /** Why each of {@code ids} was refused; the dialect is only looked up when there is one. */

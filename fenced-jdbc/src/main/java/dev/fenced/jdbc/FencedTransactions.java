@@ -1,7 +1,9 @@
 package dev.fenced.jdbc;
 
 import dev.fenced.FencedException;
+import dev.fenced.FencedObserver;
 import dev.fenced.LeaseArguments;
+import dev.fenced.LogKeys;
 import dev.fenced.SerializationConflictException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -11,6 +13,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
 
 /**
  * Fences a whole transaction, whatever it writes: after {@link #enter(Connection, String, long)}
@@ -51,7 +56,10 @@ public final class FencedTransactions {
     private static final int REMEMBERED_RESOURCES = 10_000;
     private static final String DIVISION_BY_ZERO = "22012";
 
+    private static final Logger LOG = LoggerFactory.getLogger(FencedTransactions.class);
+
     private final String guardTable;
+    private final FencedObserver observer;
     private final String lockRead;
     private final String raise;
     private final DetectedDialect detected = new DetectedDialect();
@@ -62,20 +70,29 @@ public final class FencedTransactions {
      */
     private final Map<String, Long> entered = new ConcurrentHashMap<>();
 
-    private FencedTransactions(String guardTable) {
+    private FencedTransactions(String guardTable, FencedObserver observer) {
         this.guardTable = SqlIdentifiers.table("guard table", guardTable);
+        this.observer = java.util.Objects.requireNonNull(observer, "observer");
         this.lockRead = "SELECT fence FROM " + this.guardTable + " WHERE resource = ?";
         this.raise = "UPDATE " + this.guardTable + " SET fence = ? WHERE resource = ? AND fence < ?";
     }
 
     /** Guards in {@value #DEFAULT_GUARD_TABLE}, the table {@link FencedSchema} creates. */
     public static FencedTransactions create() {
-        return new FencedTransactions(DEFAULT_GUARD_TABLE);
+        return new FencedTransactions(DEFAULT_GUARD_TABLE, FencedObserver.NONE);
     }
 
     /** Guards in a table of your own with columns {@code resource} (primary key, text) and {@code fence} (BIGINT NOT NULL). */
     public static FencedTransactions withGuardTable(String guardTable) {
-        return new FencedTransactions(guardTable);
+        return new FencedTransactions(guardTable, FencedObserver.NONE);
+    }
+
+    /**
+     * Fenced transactions on the same guard table that tell {@code observer} of every refusal. A
+     * new instance: it shares nothing with this one but the table, as if in another process.
+     */
+    public FencedTransactions observedBy(FencedObserver observer) {
+        return new FencedTransactions(guardTable, observer);
     }
 
     public String guardTable() {
@@ -122,7 +139,7 @@ public final class FencedTransactions {
                 }
                 if (fence > token) {
                     connection.rollback();
-                    throw new StaleTransactionException(guardTable, resource, token, fence);
+                    throw refused(resource, token, fence);
                 }
                 // Below the token, after all (e.g. the raise this instance saw rolled back): raise it now.
                 if (raise(connection, resource, token)) {
@@ -177,7 +194,7 @@ public final class FencedTransactions {
                 connection.rollback();
                 Long fence = currentFence(connection, resource);
                 if (fence != null && fence > token) {
-                    throw new StaleTransactionException(guardTable, resource, token, fence);
+                    throw refused(resource, token, fence);
                 }
                 entered.remove(resource);
                 throw new SerializationConflictException("committing under token " + token + " on " + resource
@@ -189,6 +206,16 @@ public final class FencedTransactions {
             rollbackQuietly(connection, translated);
             throw translated;
         }
+    }
+
+    private StaleTransactionException refused(String resource, long token, long fence) {
+        StaleTransactionException refusal = new StaleTransactionException(guardTable, resource, token, fence);
+        try (MDC.MDCCloseable r = MDC.putCloseable(LogKeys.RESOURCE, resource);
+             MDC.MDCCloseable t = MDC.putCloseable(LogKeys.TOKEN, Long.toString(token))) {
+            LOG.warn("fenced transaction refused and rolled back: {}", refusal.getMessage());
+        }
+        observer.fenceViolation("transaction", refusal);
+        return refusal;
     }
 
     private Long currentFence(Connection connection, String resource) throws SQLException {

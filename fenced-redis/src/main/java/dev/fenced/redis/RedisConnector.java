@@ -1,10 +1,12 @@
 package dev.fenced.redis;
 
+import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.event.command.CommandListener;
+import io.lettuce.core.resource.ClientResources;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.time.Duration;
@@ -22,12 +24,17 @@ final class RedisConnector {
      * @throws IllegalArgumentException for a malformed URL, naming it without its secrets
      * @throws dev.fenced.StoreUnavailableException when Redis cannot be reached or refuses the credentials
      */
-    static Opened open(String uri, Duration commandTimeout, CommandListener listener, RedisErrors errors) {
+    static Opened open(String uri, Duration commandTimeout, ClientResources resources, ClientOptions options,
+                       CommandListener listener, RedisErrors errors) {
         RedisURI redisUri = parse(uri, errors.server());
         redisUri.setTimeout(commandTimeout);
         // The sync API waits at most the URI's timeout for each command. Lettuce's TimeoutOptions
         // would add a timer task per command on top: CPU on every acquire for nothing this client uses.
-        RedisClient client = RedisClient.create(redisUri);
+        // Resources passed in are the caller's: shutting this client down leaves them running.
+        RedisClient client = resources == null ? RedisClient.create(redisUri) : RedisClient.create(resources, redisUri);
+        if (options != null) {
+            client.setOptions(options);
+        }
         if (listener != null) {
             client.addListener(listener);
         }
@@ -35,6 +42,15 @@ final class RedisConnector {
             return new Opened(client, client.connect());
         } catch (RedisException e) {
             client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+            throw errors.unreachable(e);
+        }
+    }
+
+    /** One connection on the caller's client, which stays the caller's to shut down. */
+    static StatefulRedisConnection<String, String> connect(RedisClient client, RedisErrors errors) {
+        try {
+            return client.connect();
+        } catch (RedisException e) {
             throw errors.unreachable(e);
         }
     }

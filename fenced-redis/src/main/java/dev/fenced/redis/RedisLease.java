@@ -1,5 +1,7 @@
 package dev.fenced.redis;
 
+import dev.fenced.FencedObserver;
+import dev.fenced.FencedObserver.RenewalOutcome;
 import dev.fenced.Lease;
 import dev.fenced.LeaseArguments;
 import java.time.Duration;
@@ -11,13 +13,15 @@ final class RedisLease implements Lease {
     private final String ownerId;
     private final String lockKey;
     private final RedisCalls calls;
+    private final FencedObserver observer;
 
-    RedisLease(String resource, long token, String ownerId, String lockKey, RedisCalls calls) {
+    RedisLease(String resource, long token, String ownerId, String lockKey, RedisCalls calls, FencedObserver observer) {
         this.resource = resource;
         this.token = token;
         this.ownerId = ownerId;
         this.lockKey = lockKey;
         this.calls = calls;
+        this.observer = observer;
     }
 
     @Override
@@ -38,7 +42,15 @@ final class RedisLease implements Lease {
     @Override
     public boolean renew(Duration ttl) {
         LeaseArguments.requireValidTtl(ttl);
-        return calls.script(RedisScripts.RENEW, new String[] {lockKey}, ownerId, Long.toString(ttl.toMillis())) == 1;
+        boolean renewed;
+        try {
+            renewed = calls.script(RedisScripts.RENEW, new String[] {lockKey}, ownerId, Long.toString(ttl.toMillis())) == 1;
+        } catch (RuntimeException e) {
+            observer.renewed(resource, token, RenewalOutcome.ERROR);
+            throw e;
+        }
+        observer.renewed(resource, token, renewed ? RenewalOutcome.RENEWED : RenewalOutcome.LOST);
+        return renewed;
     }
 
     @Override

@@ -2,21 +2,29 @@ package dev.fenced.redis;
 
 import dev.fenced.CounterLostException;
 import dev.fenced.FenceFloor;
+import dev.fenced.FencedObserver;
+import dev.fenced.FencedObserver.AcquireOutcome;
 import dev.fenced.Lease;
 import dev.fenced.LeaseArguments;
 import dev.fenced.LeaseStore;
+import dev.fenced.LogKeys;
 import dev.fenced.StoreAuthenticationException;
 import dev.fenced.StoreUnavailableException;
 import dev.fenced.TokenSource;
+import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.event.command.CommandListener;
+import io.lettuce.core.resource.ClientResources;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
 
 /**
  * A {@link LeaseStore} on one Redis server: per resource, one key holds the lease and one the token
@@ -33,12 +41,17 @@ import java.util.concurrent.ConcurrentHashMap;
  * Stores with different key prefixes share nothing: neither leases nor counters.
  *
  * <p>Thread-safe; one connection is shared by all callers: the store's own, closed by
- * {@link #close()}, or one the caller passes to {@link #builder(StatefulRedisConnection)}.
+ * {@link #close()} (on a client of its own, or on the caller's {@link #builder(RedisClient)}),
+ * or one the caller passes to {@link #builder(StatefulRedisConnection)}.
  */
 public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(RedisLeaseStore.class);
+
     private final RedisErrors errors;
-    /** Null when the store runs on a connection the caller owns. */
+    /** Null when the store runs on a client or a connection the caller owns. */
     private final RedisClient client;
+    /** Whether close() closes the connection: the store opened it (on its own client or the caller's). */
+    private final boolean ownsConnection;
     private final StatefulRedisConnection<String, String> connection;
     private final RedisCalls calls;
     private final RedisKeys keys;
@@ -46,6 +59,7 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
     private final TokenSource tokenSource;
     private final String ownerLabel;
     private final long reseedMargin;
+    private final FencedObserver observer;
     private final Map<String, Long> highestTokenSeen = new ConcurrentHashMap<>();
 
     private RedisLeaseStore(Builder builder) {
@@ -54,13 +68,22 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
         this.tokenSource = builder.tokenSource;
         this.ownerLabel = builder.ownerLabel;
         this.reseedMargin = builder.reseedMargin;
+        this.observer = builder.observer;
         if (builder.sharedConnection != null) {
             this.errors = RedisErrors.forCallersConnection();
             this.client = null;
             this.connection = builder.sharedConnection;
+            this.ownsConnection = false;
+        } else if (builder.callersClient != null) {
+            this.errors = RedisErrors.forCallersConnection();
+            this.client = null;
+            this.connection = RedisConnector.connect(builder.callersClient, errors);
+            this.ownsConnection = true;
         } else {
+            this.ownsConnection = true;
             this.errors = RedisErrors.forUri(builder.uri);
-            RedisConnector.Opened opened = RedisConnector.open(builder.uri, builder.commandTimeout, builder.commandListener, errors);
+            RedisConnector.Opened opened = RedisConnector.open(builder.uri, builder.commandTimeout,
+                    builder.clientResources, builder.clientOptions, builder.commandListener, errors);
             this.client = opened.client();
             this.connection = opened.connection();
         }
@@ -73,7 +96,7 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
      * Sentinel's failovers (a failover can grant a lease twice; the fence still holds).
      */
     public static Builder builder(String uri) {
-        return new Builder(uri, null);
+        return new Builder(uri, null, null);
     }
 
     /**
@@ -83,7 +106,17 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
      * in MULTI or select another database while the store uses it.
      */
     public static Builder builder(StatefulRedisConnection<String, String> connection) {
-        return new Builder(null, Objects.requireNonNull(connection, "connection"));
+        return new Builder(null, Objects.requireNonNull(connection, "connection"), null);
+    }
+
+    /**
+     * Starts a builder for a store on a Lettuce client the caller already has (for example Spring's
+     * {@code LettuceConnectionFactory.getNativeClient()}): the store opens one connection of its
+     * own on it, with the client's URI, options, TLS settings and resources, and {@link #close()}
+     * closes that connection and leaves the client running. The client's URI timeout bounds each command.
+     */
+    public static Builder builder(RedisClient client) {
+        return new Builder(null, null, Objects.requireNonNull(client, "client"));
     }
 
     /** The key layout this store reads and writes; {@link RedisKeys#DEFAULT} unless a prefix was set. */
@@ -95,6 +128,20 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
     public Optional<Lease> tryAcquire(String resource, Duration ttl) {
         LeaseArguments.requireValidResource(resource);
         LeaseArguments.requireValidTtl(ttl);
+        long started = System.nanoTime();
+        Optional<Lease> lease;
+        try {
+            lease = acquireOnce(resource, ttl);
+        } catch (RuntimeException e) {
+            observer.acquired(resource, AcquireOutcome.ERROR, 0, Duration.ofNanos(System.nanoTime() - started));
+            throw e;
+        }
+        observer.acquired(resource, lease.isPresent() ? AcquireOutcome.GRANTED : AcquireOutcome.BUSY,
+                lease.map(Lease::token).orElse(0L), Duration.ofNanos(System.nanoTime() - started));
+        return lease;
+    }
+
+    private Optional<Lease> acquireOnce(String resource, Duration ttl) {
         String ownerId = newOwnerId();
         String[] resourceKeys = {keys.lockKey(resource), keys.fenceKey(resource)};
         if (tokenSource != null) {
@@ -112,16 +159,26 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
             // have been issued above its floor that no row shows yet.
             long reseedTo = floor == 0 ? 0 : Math.addExact(floor, reseedMargin);
             reply = acquire(resourceKeys, ownerId, ttl, Long.toString(reseedTo), hasFloor, seen);
+            if (reply > 0) {
+                try (MDC.MDCCloseable r = MDC.putCloseable(LogKeys.RESOURCE, resource);
+                     MDC.MDCCloseable t = MDC.putCloseable(LogKeys.TOKEN, Long.toString(reply))) {
+                    LOG.warn("counter of {} was missing in Redis; reseeded above the highest stored fence {} to {}",
+                            resource, floor, reseedTo);
+                }
+                observer.counterReseeded(resource, floor, reseedTo);
+            }
         }
         if (reply == RedisScripts.HELD) {
             return Optional.empty();
         }
         if (reply == RedisScripts.COUNTER_LOST) {
+            LOG.error("counter of {} is gone from Redis after this client saw token {}, and no fence floor is configured"
+                    + " to reseed it from; refusing to issue a token that could repeat", resource, seen);
             throw new CounterLostException(resource, seen);
         }
         long token = reply;
         highestTokenSeen.merge(resource, token, Math::max);
-        return Optional.of(new RedisLease(resource, token, ownerId, resourceKeys[0], calls));
+        return Optional.of(new RedisLease(resource, token, ownerId, resourceKeys[0], calls, observer));
     }
 
     private Optional<Lease> acquireWithTokenSource(String resource, Duration ttl, String ownerId, String lockKey) {
@@ -129,7 +186,7 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
         if (granted == 0) {
             return Optional.empty();
         }
-        RedisLease lease = new RedisLease(resource, 0, ownerId, lockKey, calls);
+        RedisLease lease = new RedisLease(resource, 0, ownerId, lockKey, calls, observer);
         long token;
         try {
             token = tokenSource.nextToken(resource);
@@ -137,14 +194,28 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
             lease.release();
             throw e;
         }
-        return Optional.of(new RedisLease(resource, token, ownerId, lockKey, calls));
+        return Optional.of(new RedisLease(resource, token, ownerId, lockKey, calls, observer));
     }
 
     @Override
     public void observeStoredFence(String resource, long storedFence) {
         if (tokenSource == null && storedFence > 0) {
-            raiseCounter(resource, storedFence);
+            long before = calls.script(RedisScripts.RAISE_COUNTER, new String[] {keys.fenceKey(resource)}, Long.toString(storedFence));
+            if (before < storedFence) {
+                try (MDC.MDCCloseable r = MDC.putCloseable(LogKeys.RESOURCE, resource)) {
+                    LOG.warn("counter of {} was behind a stored fence (at {}, fence {}); raised so the next token is above it",
+                            resource, before, storedFence);
+                }
+                observer.counterRaised(resource, storedFence);
+            }
         }
+    }
+
+    /** Checks that Redis answers, for health checks; returns how long the round trip took. */
+    public Duration ping() {
+        long started = System.nanoTime();
+        calls.call(redis -> redis.ping());
+        return Duration.ofNanos(System.nanoTime() - started);
     }
 
     /**
@@ -156,7 +227,8 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
         if (floor < 0) {
             throw new IllegalArgumentException("counter floor must not be negative, got " + floor);
         }
-        return calls.script(RedisScripts.RAISE_COUNTER, new String[] {keys.fenceKey(resource)}, Long.toString(floor));
+        long before = calls.script(RedisScripts.RAISE_COUNTER, new String[] {keys.fenceKey(resource)}, Long.toString(floor));
+        return Math.max(before, floor);
     }
 
     /** What Redis holds for a resource now, under this store's keys: the holder's owner id, its time left, the counter. */
@@ -200,11 +272,12 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
     /** Closes the store's own connection; a connection the caller passed in stays open. */
     @Override
     public void close() {
-        if (client == null) {
-            return;
+        if (ownsConnection) {
+            connection.close();
         }
-        connection.close();
-        client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        if (client != null) {
+            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        }
     }
 
     @Override
@@ -216,6 +289,7 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
     public static final class Builder {
         private final String uri;
         private final StatefulRedisConnection<String, String> sharedConnection;
+        private final RedisClient callersClient;
         private FenceFloor fenceFloor;
         private TokenSource tokenSource;
         private String ownerLabel;
@@ -223,10 +297,14 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
         private long reseedMargin = 1_000_000;
         private RedisKeys keys = RedisKeys.DEFAULT;
         private CommandListener commandListener;
+        private FencedObserver observer = FencedObserver.NONE;
+        private ClientResources clientResources;
+        private ClientOptions clientOptions;
 
-        private Builder(String uri, StatefulRedisConnection<String, String> sharedConnection) {
+        private Builder(String uri, StatefulRedisConnection<String, String> sharedConnection, RedisClient callersClient) {
             this.uri = uri;
             this.sharedConnection = sharedConnection;
+            this.callersClient = callersClient;
         }
 
         /**
@@ -280,12 +358,46 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
          * by default. Not for a store on the caller's connection, which keeps its own timeout.
          */
         public Builder commandTimeout(Duration commandTimeout) {
-            if (sharedConnection != null) {
-                throw new IllegalStateException("a store on the caller's connection uses that connection's timeout;"
-                        + " set it on the connection (RedisURI.setTimeout)");
+            if (sharedConnection != null || callersClient != null) {
+                throw new IllegalStateException("a store on the caller's client or connection uses its timeout;"
+                        + " set it on the client's RedisURI (RedisURI.setTimeout)");
             }
             this.commandTimeout = LeaseArguments.requireValidTtl(commandTimeout);
             return this;
+        }
+
+        /** Hears grants, renewals, reseeds and raises, for metrics. */
+        public Builder observer(FencedObserver observer) {
+            this.observer = Objects.requireNonNull(observer, "observer");
+            return this;
+        }
+
+        /**
+         * The Lettuce resources (event loops, DNS, Lettuce's own command latency metrics) to share
+         * with the application's other Redis clients; the store never shuts them down. Not for a
+         * store on the caller's connection.
+         */
+        public Builder clientResources(ClientResources clientResources) {
+            requireOwnConnection("client resources");
+            this.clientResources = Objects.requireNonNull(clientResources, "clientResources");
+            return this;
+        }
+
+        /**
+         * Lettuce's client options: TLS ({@code SslOptions}), socket and timeout options,
+         * reconnection. The command timeout stays {@link #commandTimeout(Duration)}'s. Not for a
+         * store on the caller's connection.
+         */
+        public Builder clientOptions(ClientOptions clientOptions) {
+            requireOwnConnection("client options");
+            this.clientOptions = Objects.requireNonNull(clientOptions, "clientOptions");
+            return this;
+        }
+
+        private void requireOwnConnection(String what) {
+            if (sharedConnection != null || callersClient != null) {
+                throw new IllegalStateException("a store on the caller's client or connection uses its " + what);
+            }
         }
 
         /** For tests that count the commands this client sends. */

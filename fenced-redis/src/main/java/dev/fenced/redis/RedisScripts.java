@@ -88,12 +88,14 @@ final class RedisScripts {
             return 0
             """;
 
-    /** Raises the counter to at least ARGV[1]; never lowers it. Returns the counter. */
+    /**
+     * Raises the counter to at least ARGV[1]; never lowers it. Returns the counter as it was
+     * before, so that the caller can tell a raise (worth a log line and a metric) from a no-op.
+     */
     static final String RAISE_COUNTER = """
             local counter = tonumber(redis.call('GET', KEYS[1]) or '0')
             if counter < tonumber(ARGV[1]) then
               redis.call('SET', KEYS[1], ARGV[1])
-              return tonumber(ARGV[1])
             end
             return counter
             """;

@@ -27,7 +27,7 @@ final class RunWrites {
             run.worker.writes.fail(connection, refundId, run.token, reason);
         }
         run.failed.incrementAndGet();
-        run.worker.emit(SettlementEvent.Type.FAILED, refundId, run.token, reason);
+        run.emit(SettlementEvent.Type.FAILED, refundId, reason);
     }
 
     /** Nothing of the claimed row reached the gateway: back to pending, fenced, for the next run. */
@@ -35,7 +35,7 @@ final class RunWrites {
         try (Connection connection = run.worker.dataSource.getConnection()) {
             run.worker.writes.release(connection, refundId, run.token);
         }
-        run.worker.emit(SettlementEvent.Type.LEFT, refundId, run.token, "pending: " + why);
+        run.emit(SettlementEvent.Type.LEFT, refundId, "pending: " + why);
     }
 
     /**
@@ -67,7 +67,7 @@ final class RunWrites {
         }
         for (String id : finishedEarlier) {
             run.skipped.add(id);
-            run.worker.emit(SettlementEvent.Type.SKIPPED, id, run.token, "finished by an earlier holder");
+            run.emit(SettlementEvent.Type.SKIPPED, id, "finished by an earlier holder");
         }
         List<String> claimed = new ArrayList<>(ids);
         claimed.removeAll(finishedEarlier);

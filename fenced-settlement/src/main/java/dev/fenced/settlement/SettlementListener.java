@@ -4,4 +4,12 @@ package dev.fenced.settlement;
 @FunctionalInterface
 public interface SettlementListener {
     void onEvent(SettlementEvent event);
+
+    /**
+     * The gateway answered a refund or a lookup, or did not: {@code outcome} is one of
+     * {@code succeeded}, {@code absent}, {@code rejected}, {@code unknown} (sent, answer lost),
+     * {@code unavailable} (not sent). For metrics; the events already tell what the worker did with it.
+     */
+    default void onGatewayAnswer(String outcome) {
+    }
 }

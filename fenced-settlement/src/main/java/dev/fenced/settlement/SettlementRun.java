@@ -111,7 +111,7 @@ final class SettlementRun {
             return true;
         }
         leaseLost.set(true);
-        worker.emit(SettlementEvent.Type.LEASE_LOST, refundId, token, "check before write found the lease gone");
+        emit(SettlementEvent.Type.LEASE_LOST, refundId, "check before write found the lease gone");
         return false;
     }
 
@@ -121,10 +121,11 @@ final class SettlementRun {
 
     /** Counts refunds that ended without an answer from the gateway; enough in a row stop the run. */
     void gatewayAnswer(String refundId, GatewayAnswer answer) {
+        worker.gatewayAnswered(answer.kind());
         if (answer.gatewayAnswered()) {
             gatewayFailuresInARow.set(0);
         } else if (gatewayFailuresInARow.incrementAndGet() >= worker.gatewayFailureLimit && gatewayDown.compareAndSet(false, true)) {
-            worker.emit(SettlementEvent.Type.GATEWAY_DOWN, refundId, token, gatewayFailuresInARow.get() + " refunds in a row without an answer: "
+            emit(SettlementEvent.Type.GATEWAY_DOWN, refundId, gatewayFailuresInARow.get() + " refunds in a row without an answer: "
                     + answer.reason());
         }
     }
@@ -212,7 +213,7 @@ final class SettlementRun {
             List<JournalLine> confirmed = RefundRow.confirmed(worker.dataSource, merchant);
             List<JournalLine> appended = worker.journal.appendMissing(lease.resource(), merchant, token, confirmed,
                     () -> worker.hook.reached(SettlementWorker.Phase.IN_JOURNAL, merchant));
-            worker.emit(SettlementEvent.Type.JOURNALED, merchant, token, appended.size() + " lines appended");
+            emit(SettlementEvent.Type.JOURNALED, merchant, appended.size() + " lines appended");
         } catch (FenceViolation v) {
             refused(merchant, v);
         } catch (RuntimeException | SQLException e) {
@@ -247,7 +248,7 @@ final class SettlementRun {
             return false;
         }
         claimedAhead.addAll(claimed);
-        claimed.forEach(id -> worker.emit(SettlementEvent.Type.CLAIMED, id, token, null));
+        claimed.forEach(id -> emit(SettlementEvent.Type.CLAIMED, id, null));
         return true;
     }
 
@@ -258,7 +259,7 @@ final class SettlementRun {
             return;
         }
         violation.compareAndSet(null, v);
-        worker.emit(SettlementEvent.Type.VIOLATION, refundId, token, "stored fence " + v.storedFence() + ", state " + v.storedState());
+        emit(SettlementEvent.Type.VIOLATION, refundId, "stored fence " + v.storedFence() + ", state " + v.storedState());
         if (v.storedFence() != null && v.storedFence() > token) {
             // The counter is behind the rows (a lagging replica was promoted): raise it, or
             // every later holder is refused the same way.
@@ -266,9 +267,14 @@ final class SettlementRun {
         }
     }
 
+    /** Tells the worker's listener and log, under this run's lease and token. */
+    void emit(SettlementEvent.Type type, String refundId, String detail) {
+        worker.emit(lease.resource(), type, refundId, token, detail);
+    }
+
     void failedWith(String refundId, Exception e) {
         error.compareAndSet(null, refundId + ": " + e.getMessage());
-        worker.emit(SettlementEvent.Type.ERROR, refundId, token, e.getMessage());
+        emit(SettlementEvent.Type.ERROR, refundId, e.getMessage());
     }
 
     /**
@@ -281,10 +287,10 @@ final class SettlementRun {
             // A call for this row may have gone out before its holder stopped: ask first, under the row's key.
             answer = calls.lookup(row);
             gatewayAnswer(row.id(), answer);
-            worker.emit(SettlementEvent.Type.CHECKED, row.id(), token,
+            emit(SettlementEvent.Type.CHECKED, row.id(),
                     answer.refund() != null ? "exists " + answer.refund().id() : answer.kind().name().toLowerCase(Locale.ROOT));
             if (!answer.gatewayAnswered()) {
-                worker.emit(SettlementEvent.Type.LEFT, row.id(), token, "sending: the lookup got no answer: " + answer.reason());
+                emit(SettlementEvent.Type.LEFT, row.id(), "sending: the lookup got no answer: " + answer.reason());
                 return;
             }
             if (!stillHeld(row.id())) {
@@ -294,7 +300,7 @@ final class SettlementRun {
             if (taken == null || taken.isEmpty()) {
                 return;
             }
-            worker.emit(SettlementEvent.Type.CLAIMED, row.id(), token, null);
+            emit(SettlementEvent.Type.CLAIMED, row.id(), null);
         }
         worker.hook.reached(SettlementWorker.Phase.AFTER_CLAIM, row.id());
         if (violation.get() != null) {
@@ -313,12 +319,12 @@ final class SettlementRun {
             case SUCCEEDED -> confirm(row, answer.refund(), gate);
             case REJECTED -> rowWrites.markFailed(row.id(), answer.reason());
             case UNAVAILABLE -> rowWrites.putBack(row.id(), "the gateway was unavailable: " + answer.reason());
-            default -> worker.emit(SettlementEvent.Type.LEFT, row.id(), token, "sending: the outcome is in doubt: " + answer.reason());
+            default -> emit(SettlementEvent.Type.LEFT, row.id(), "sending: the outcome is in doubt: " + answer.reason());
         }
     }
 
     void confirm(RefundRow row, GatewayRefund refund, InFlightSlots.ConfirmGate gate) throws SQLException {
-        worker.emit(SettlementEvent.Type.GATEWAY, row.id(), token, refund.id());
+        emit(SettlementEvent.Type.GATEWAY, row.id(), refund.id());
         worker.hook.reached(SettlementWorker.Phase.AFTER_GATEWAY, row.id());
         if (!stillHeld(row.id())) {
             return;
@@ -340,7 +346,7 @@ final class SettlementRun {
             return;
         }
         sent.incrementAndGet();
-        worker.emit(SettlementEvent.Type.CONFIRMED, row.id(), token, refund.id());
+        emit(SettlementEvent.Type.CONFIRMED, row.id(), refund.id());
     }
 
     SettlementOutcome outcome(String merchant, boolean stale) {

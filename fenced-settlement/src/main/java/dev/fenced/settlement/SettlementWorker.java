@@ -5,6 +5,7 @@ import dev.fenced.Lease;
 import dev.fenced.LeaseArguments;
 import dev.fenced.LeaseStore;
 import dev.fenced.LeaseWatchdog;
+import dev.fenced.LogKeys;
 import dev.fenced.gateway.RefundGateway;
 import dev.fenced.settlement.SettlementOutcome.Result;
 import java.sql.SQLException;
@@ -15,6 +16,10 @@ import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
+import org.slf4j.event.Level;
 
 /**
  * Settles one merchant's refunds the article's way: take the lease {@code settle:<merchant>} and
@@ -47,6 +52,7 @@ import javax.sql.DataSource;
  * meant to be shared between threads.
  */
 public final class SettlementWorker {
+    private static final Logger LOG = LoggerFactory.getLogger(SettlementWorker.class);
     /**
      * Where a test or the demo may stop the worker: right after a claim, right after the gateway
      * answered, right before the confirm UPDATE (after the lease check, when there is one).
@@ -128,17 +134,17 @@ public final class SettlementWorker {
         String resource = Merchants.resource(merchant);
         Optional<Lease> acquired = leases.tryAcquire(resource, ttl);
         if (acquired.isEmpty()) {
-            emit(SettlementEvent.Type.BUSY, null, 0, resource);
+            emit(resource, SettlementEvent.Type.BUSY, null, 0, resource);
             return new SettlementOutcome(Result.LEASE_BUSY, merchant, 0, 0, 0, 0, 0, 0, null, null, false);
         }
         Lease lease = acquired.get();
         long token = lease.token();
-        emit(SettlementEvent.Type.ACQUIRED, null, token, resource);
+        emit(resource, SettlementEvent.Type.ACQUIRED, null, token, resource);
         AtomicBoolean leaseLost = new AtomicBoolean();
         SettlementRun run = new SettlementRun(this, lease, leaseLost, stopRequested);
         LeaseWatchdog watchdog = !renewal ? null : LeaseWatchdog.start(lease, ttl, (l, cause) -> {
             leaseLost.set(true);
-            emit(SettlementEvent.Type.LEASE_LOST, null, token, cause == null ? "lease gone" : cause.getMessage());
+            emit(resource, SettlementEvent.Type.LEASE_LOST, null, token, cause == null ? "lease gone" : cause.getMessage());
         });
         boolean released;
         try {
@@ -150,10 +156,10 @@ public final class SettlementWorker {
                 watchdog.close();
             }
             released = safeRelease(lease);
-            emit(SettlementEvent.Type.RELEASED, null, token, released ? "released" : "already gone");
+            emit(resource, SettlementEvent.Type.RELEASED, null, token, released ? "released" : "already gone");
         }
         SettlementOutcome outcome = run.outcome(merchant, !released);
-        emit(SettlementEvent.Type.OUTCOME, null, token, outcome.result().name());
+        emit(resource, SettlementEvent.Type.OUTCOME, null, token, outcome.result().name());
         return outcome;
     }
 
@@ -161,7 +167,7 @@ public final class SettlementWorker {
         try {
             leases.observeStoredFence(resource, storedFence);
         } catch (RuntimeException e) {
-            emit(SettlementEvent.Type.ERROR, null, 0, "could not raise the counter: " + e.getMessage());
+            emit(resource, SettlementEvent.Type.ERROR, null, 0, "could not raise the counter: " + e.getMessage());
         }
     }
 
@@ -173,8 +179,37 @@ public final class SettlementWorker {
         }
     }
 
-    void emit(SettlementEvent.Type type, String refundId, long token, String detail) {
-        listener.onEvent(new SettlementEvent(type, name, refundId, token, detail, clock.millis()));
+    void emit(String resource, SettlementEvent.Type type, String refundId, long token, String detail) {
+        SettlementEvent event = new SettlementEvent(type, name, refundId, token, detail, clock.millis());
+        log(resource, event);
+        listener.onEvent(event);
+    }
+
+    void gatewayAnswered(GatewayAnswer.Kind kind) {
+        listener.onGatewayAnswer(kind.name().toLowerCase(java.util.Locale.ROOT));
+    }
+
+    /**
+     * Every decision, in the log: at INFO what a run did as a whole (lease taken, takeover
+     * lookups, journal, outcome), at WARN what an operator must look at (violations, lost leases,
+     * refunds in doubt or refused, the gateway down), per-refund steps at DEBUG.
+     */
+    private void log(String resource, SettlementEvent event) {
+        Level level = switch (event.type()) {
+            case ACQUIRED, CHECKED, JOURNALED, OUTCOME, BREAKPOINT -> Level.INFO;
+            case VIOLATION, LEASE_LOST, LEFT, FAILED, GATEWAY_DOWN -> Level.WARN;
+            case ERROR -> Level.ERROR;
+            case BUSY, CLAIMED, GATEWAY, CONFIRMED, SKIPPED, RELEASED -> Level.DEBUG;
+        };
+        if (!LOG.isEnabledForLevel(level)) {
+            return;
+        }
+        try (MDC.MDCCloseable r = MDC.putCloseable(LogKeys.RESOURCE, resource);
+             MDC.MDCCloseable t = MDC.putCloseable(LogKeys.TOKEN, Long.toString(event.token()));
+             MDC.MDCCloseable w = MDC.putCloseable(LogKeys.ROW, event.refundId() == null ? "" : event.refundId())) {
+            LOG.atLevel(level).log("{} {} {}{}: {}", name, event.type().wireName(), resource,
+                    event.refundId() == null ? "" : " " + event.refundId(), event.detail() == null ? "" : event.detail());
+        }
     }
 
     /** Configures a {@link SettlementWorker}. */

@@ -1,0 +1,231 @@
+package dev.fenced;
+
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * Runs a task under a lease, in the spirit of ShedLock's {@code LockingTaskExecutor}: takes the
+ * lease or skips the run, renews it while the task runs, hands the task the lease and its token,
+ * releases it after, and reports how the run ended as an {@link Outcome} (never by throwing).
+ *
+ * <p>Guarantees: the task runs only with a freshly granted lease; when the task's fenced write is
+ * refused (a {@link FenceViolation} anywhere in what it throws), the store is told the stored
+ * fence ({@link LeaseStore#observeStoredFence}), so a counter that fell behind is raised instead of
+ * being refused again on every run. Does not guarantee: that the task runs alone. A task paused
+ * past the TTL keeps running; only writes fenced with {@link Lease#token()} are safe, and the
+ * executor cannot stop a task whose renewal failed (it records it in
+ * {@link Outcome#leaseLostWhileRunning()}).
+ *
+ * <p>Immutable and thread-safe; one executor serves any number of resources.
+ */
+public final class FencedExecutor {
+    private static final System.Logger LOG = System.getLogger(FencedExecutor.class.getName());
+
+    private final LeaseStore store;
+    private final Duration ttl;
+    private final double renewalFraction;
+    private final ScheduledExecutorService scheduler;
+    private final FencedObserver observer;
+
+    private FencedExecutor(Builder b) {
+        this.store = b.store;
+        this.ttl = b.ttl;
+        this.renewalFraction = b.renewalFraction;
+        this.scheduler = b.scheduler;
+        this.observer = b.observer;
+    }
+
+    /** Starts a builder for an executor on {@code store}. */
+    public static Builder builder(LeaseStore store) {
+        return new Builder(store);
+    }
+
+    /** How a run ended. */
+    public enum Status {
+        /** The lease was granted and the task returned. */
+        EXECUTED,
+        /** Another holder's lease was live; the task did not run. */
+        BUSY,
+        /** The database refused one of the task's fenced writes: a newer holder owns the resource. Never retry with this token. */
+        FENCED_OUT,
+        /** The store failed before the task ran, or the task threw something other than a fence violation. */
+        FAILED
+    }
+
+    /** The work to run under the lease; carry {@code lease.token()} into every protected write. */
+    @FunctionalInterface
+    public interface Task<T> {
+        T run(Lease lease) throws Exception;
+    }
+
+    /**
+     * How a run ended.
+     *
+     * @param resource the resource the run was for
+     * @param status how it ended
+     * @param token the token the task ran with, 0 when it did not run
+     * @param result what the task returned, when {@link Status#EXECUTED}
+     * @param failure the task's or the store's exception, when {@link Status#FENCED_OUT} or {@link Status#FAILED}
+     * @param leaseLostWhileRunning a renewal found the lease gone or failed while the task ran
+     */
+    public record Outcome<T>(String resource, Status status, long token, T result, Throwable failure,
+                             boolean leaseLostWhileRunning) {
+
+        /** The result of an executed run; otherwise the failure, rethrown (wrapped when checked), or a {@link FencedException} for a busy lease. */
+        public T orThrow() {
+            if (status == Status.EXECUTED) {
+                return result;
+            }
+            if (status == Status.BUSY) {
+                throw new FencedException("lease for '" + resource + "' is held by another holder; the task did not run");
+            }
+            if (failure instanceof RuntimeException runtime) {
+                throw runtime;
+            }
+            throw new FencedException("task under '" + resource + "' with token " + token + " failed: " + failure, failure);
+        }
+
+        /** The fence violation that ended the run, when {@link Status#FENCED_OUT}. */
+        public Optional<FenceViolation> violation() {
+            return Optional.ofNullable(FencedExecutor.violationIn(failure));
+        }
+    }
+
+    /**
+     * Runs {@code task} if the lease on {@code resource} can be taken now.
+     *
+     * @throws IllegalArgumentException for an invalid resource name (a caller's mistake, not an outcome)
+     */
+    public <T> Outcome<T> execute(String resource, Task<T> task) {
+        LeaseArguments.requireValidResource(resource);
+        Objects.requireNonNull(task, "task");
+        long started = System.nanoTime();
+        Outcome<T> outcome = acquireAndRun(resource, task);
+        observer.executed(resource, outcome.status(), Duration.ofNanos(System.nanoTime() - started));
+        return outcome;
+    }
+
+    private <T> Outcome<T> acquireAndRun(String resource, Task<T> task) {
+        Optional<Lease> granted;
+        try {
+            granted = store.tryAcquire(resource, ttl);
+        } catch (IllegalArgumentException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "could not take the lease for {0}: {1}", resource, e.getMessage());
+            return new Outcome<>(resource, Status.FAILED, 0, null, e, false);
+        }
+        if (granted.isEmpty()) {
+            LOG.log(Level.DEBUG, "lease for {0} is busy; skipped", resource);
+            return new Outcome<>(resource, Status.BUSY, 0, null, null, false);
+        }
+        Lease lease = granted.get();
+        AtomicBoolean lost = new AtomicBoolean();
+        LeaseWatchdog watchdog = renewalFraction == 0 ? null
+                : LeaseWatchdog.start(lease, ttl, renewalFraction, (l, cause) -> lost.set(true), scheduler);
+        try {
+            T result = task.run(lease);
+            return new Outcome<>(resource, Status.EXECUTED, lease.token(), result, null, lost.get());
+        } catch (Exception e) {
+            FenceViolation violation = violationIn(e);
+            if (violation == null) {
+                LOG.log(Level.WARNING, "task under {0} with token {1} failed: {2}", resource, lease.token(), e.toString());
+                return new Outcome<>(resource, Status.FAILED, lease.token(), null, e, lost.get());
+            }
+            raiseCounter(resource, violation);
+            LOG.log(Level.WARNING, "task under {0} with token {1} was fenced out: {2}", resource, lease.token(),
+                    violation.getMessage());
+            return new Outcome<>(resource, Status.FENCED_OUT, lease.token(), null, e, lost.get());
+        } finally {
+            if (watchdog != null) {
+                watchdog.close();
+            }
+            release(lease);
+        }
+    }
+
+    private void raiseCounter(String resource, FenceViolation violation) {
+        Long stored = violation.storedFence();
+        if (stored == null) {
+            return;
+        }
+        try {
+            store.observeStoredFence(resource, stored);
+        } catch (RuntimeException e) {
+            // The next holder's write is refused too and tells the store again.
+            LOG.log(Level.WARNING, "could not raise the counter of {0} to {1}: {2}", resource, stored, e.getMessage());
+        }
+    }
+
+    private static void release(Lease lease) {
+        try {
+            if (!lease.release()) {
+                LOG.log(Level.INFO, "lease for {0} with token {1} had already expired when released",
+                        lease.resource(), lease.token());
+            }
+        } catch (RuntimeException e) {
+            // The lease expires by its TTL; releasing early is only a courtesy to the next holder.
+            LOG.log(Level.WARNING, "could not release the lease for {0}: {1}", lease.resource(), e.getMessage());
+        }
+    }
+
+    static FenceViolation violationIn(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof FenceViolation violation) {
+                return violation;
+            }
+            if (t.getCause() == t) {
+                break;
+            }
+        }
+        return null;
+    }
+
+    /** Configures a {@link FencedExecutor}. */
+    public static final class Builder {
+        private final LeaseStore store;
+        private Duration ttl = Duration.ofSeconds(30);
+        private double renewalFraction = 1.0 / 3;
+        private ScheduledExecutorService scheduler = LeaseWatchdog.sharedScheduler();
+        private FencedObserver observer = FencedObserver.NONE;
+
+        private Builder(LeaseStore store) {
+            this.store = Objects.requireNonNull(store, "store");
+        }
+
+        /** The lease's TTL; 30 s by default. */
+        public Builder ttl(Duration ttl) {
+            this.ttl = LeaseArguments.requireValidTtl(ttl);
+            return this;
+        }
+
+        /** Renew every {@code fraction} of the TTL while the task runs (a third by default); 0 turns renewal off. */
+        public Builder renewalFraction(double fraction) {
+            if (!(fraction == 0 || (fraction > 0 && fraction < 1))) {
+                throw new IllegalArgumentException("renewal fraction must be 0 (off) or between 0 and 1 exclusive, got " + fraction);
+            }
+            this.renewalFraction = fraction;
+            return this;
+        }
+
+        /** Where renewals run; the process's shared watchdog threads by default. Never shut down by the executor. */
+        public Builder scheduler(ScheduledExecutorService scheduler) {
+            this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
+            return this;
+        }
+
+        /** Hears how each run ended. */
+        public Builder observer(FencedObserver observer) {
+            this.observer = Objects.requireNonNull(observer, "observer");
+            return this;
+        }
+
+        public FencedExecutor build() {
+            return new FencedExecutor(this);
+        }
+    }
+}

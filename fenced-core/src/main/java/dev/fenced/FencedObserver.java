@@ -1,0 +1,79 @@
+package dev.fenced;
+
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * Hears the decisions the library makes, for metrics: leases granted or refused, renewals, lost
+ * counters reseeded, counters raised after a refused write, fence violations, and executor runs.
+ * {@code fenced-micrometer} turns them into meters; {@link #NONE} ignores them.
+ *
+ * <p>Called on the thread that made the decision, after it was made: an implementation must be
+ * thread-safe, quick and must not throw. It sees no secrets and changes no outcome. Logging does
+ * not go through here: the modules log their decisions themselves.
+ */
+public interface FencedObserver {
+
+    /** Ignores everything. */
+    FencedObserver NONE = new FencedObserver() {
+    };
+
+    /** How one acquisition attempt ended. */
+    enum AcquireOutcome {
+        /** A lease and a token were granted. */
+        GRANTED,
+        /** Another holder's lease was live; contention is normal. */
+        BUSY,
+        /** The store failed: unreachable, a lost counter, a refused token. */
+        ERROR
+    }
+
+    /** How one renewal ended. */
+    enum RenewalOutcome {
+        /** The lease was still this owner's and was extended. */
+        RENEWED,
+        /** The lease was gone: expired, or another holder's. */
+        LOST,
+        /** The store could not answer; the lease may or may not be live. */
+        ERROR
+    }
+
+    /** How a {@link FencedExecutor} run ended; see {@link FencedExecutor.Status}. */
+    default void executed(String resource, FencedExecutor.Status status, Duration took) {
+    }
+
+    /** One {@link LeaseStore#tryAcquire} finished; {@code token} is 0 unless granted. */
+    default void acquired(String resource, AcquireOutcome outcome, long token, Duration took) {
+    }
+
+    /** One {@link Lease#renew} finished. */
+    default void renewed(String resource, long token, RenewalOutcome outcome) {
+    }
+
+    /** A missing counter was raised from the stored fences ({@code floor}) to {@code reseededTo} before a token. */
+    default void counterReseeded(String resource, long floor, long reseededTo) {
+    }
+
+    /** A refused write revealed a stored fence, and the counter was raised to at least it. */
+    default void counterRaised(String resource, long storedFence) {
+    }
+
+    /**
+     * The database refused a write of a stale token. {@code operation} names the write: {@code claim},
+     * {@code confirm}, {@code finish}, {@code transaction}, or one the caller chose.
+     */
+    default void fenceViolation(String operation, FenceViolation violation) {
+    }
+
+    /** Tells every observer in turn, skipping {@link #NONE}s; one that throws does not stop the others. */
+    static FencedObserver all(FencedObserver... observers) {
+        List<FencedObserver> list = List.of(observers).stream().filter(o -> o != NONE).toList();
+        if (list.isEmpty()) {
+            return NONE;
+        }
+        if (list.size() == 1) {
+            return list.get(0);
+        }
+        return new ObserverFanOut(list);
+    }
+}

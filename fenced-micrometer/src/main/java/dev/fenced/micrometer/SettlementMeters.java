@@ -1,0 +1,64 @@
+package dev.fenced.micrometer;
+
+import dev.fenced.settlement.SettlementEvent;
+import dev.fenced.settlement.SettlementListener;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.Objects;
+
+/**
+ * A settlement worker's gateway answers and settled refunds as meters; give it to
+ * {@code SettlementWorker.Builder.listener} (beside any other listener).
+ *
+ * <table>
+ *   <caption>Meters</caption>
+ *   <tr><th>name</th><th>type</th><th>tags</th><th>counts</th></tr>
+ *   <tr><td>{@value #GATEWAY_CALLS}</td><td>counter</td><td>outcome: succeeded, absent, rejected, unknown, unavailable</td><td>gateway refunds and lookups</td></tr>
+ *   <tr><td>{@value #SETTLED}</td><td>counter</td><td>state: sent, failed</td><td>refunds a worker finished</td></tr>
+ *   <tr><td>{@value FencedMeters#VIOLATIONS}</td><td>counter</td><td>operation: settle</td><td>runs a refused write stopped</td></tr>
+ * </table>
+ *
+ * Thread-safe.
+ */
+public final class SettlementMeters implements SettlementListener {
+    public static final String GATEWAY_CALLS = "fenced.gateway.calls";
+    public static final String SETTLED = "fenced.refunds.settled";
+
+    private final MeterRegistry registry;
+    private final Counter sent;
+    private final Counter failed;
+
+    private SettlementMeters(MeterRegistry registry) {
+        this.registry = Objects.requireNonNull(registry, "registry");
+        this.sent = settled("sent");
+        this.failed = settled("failed");
+    }
+
+    /** Meters in {@code registry}. */
+    public static SettlementMeters in(MeterRegistry registry) {
+        return new SettlementMeters(registry);
+    }
+
+    private Counter settled(String state) {
+        return Counter.builder(SETTLED).description("Refunds a worker finished").tag("state", state).register(registry);
+    }
+
+    @Override
+    public void onEvent(SettlementEvent event) {
+        if (event.type() == SettlementEvent.Type.CONFIRMED) {
+            sent.increment();
+        } else if (event.type() == SettlementEvent.Type.FAILED) {
+            failed.increment();
+        } else if (event.type() == SettlementEvent.Type.VIOLATION) {
+            // The worker's own fenced writes report here, not through a FencedObserver.
+            Counter.builder(FencedMeters.VIOLATIONS).description("Fenced writes the database refused").tag("operation", "settle")
+                    .register(registry).increment();
+        }
+    }
+
+    @Override
+    public void onGatewayAnswer(String outcome) {
+        Counter.builder(GATEWAY_CALLS).description("Gateway refunds and lookups by answer").tag("outcome", outcome)
+                .register(registry).increment();
+    }
+}

@@ -1,0 +1,163 @@
+package dev.fenced.spring.boot;
+
+import dev.fenced.FenceFloor;
+import dev.fenced.FencedExecutor;
+import dev.fenced.FencedObserver;
+import dev.fenced.LeaseStore;
+import dev.fenced.TokenSource;
+import dev.fenced.jdbc.FencedRows;
+import dev.fenced.jdbc.FencedSchema;
+import dev.fenced.jdbc.FencedTable;
+import dev.fenced.jdbc.FencedTransactions;
+import dev.fenced.jdbc.JdbcFenceFloor;
+import dev.fenced.jdbc.JdbcSequenceTokenSource;
+import dev.fenced.micrometer.FencedMeters;
+import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.spring.SpringFencedTransactions;
+import io.lettuce.core.AbstractRedisClient;
+import io.lettuce.core.RedisClient;
+import io.micrometer.core.instrument.MeterRegistry;
+import javax.sql.DataSource;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+/**
+ * Wires fencing into a Spring Boot application: a {@link RedisLeaseStore} on {@code fenced.redis.url}
+ * or on the application's Spring Data Redis Lettuce client, a database {@link TokenSource} and a
+ * {@link FenceFloor} when configured, {@link FencedTransactions}, {@link SpringFencedTransactions}
+ * and {@link FencedRows} on the application's {@link DataSource}, a {@link FencedExecutor}, meters
+ * in the application's {@link MeterRegistry} (and, in {@link FencedHealthAutoConfiguration}, an
+ * Actuator health indicator). Every bean backs off
+ * when the application defines its own.
+ *
+ * <p>Does not take a Redis Cluster client from Spring (the store runs on one server or a Sentinel
+ * group): with a cluster, set {@code fenced.redis.url} to a server or define a {@link LeaseStore}.
+ */
+@AutoConfiguration(
+        afterName = {
+            "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration",
+            "org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration",
+            "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration"
+        })
+@EnableConfigurationProperties(FencedProperties.class)
+public class FencedAutoConfiguration {
+
+    /** Tables the library needs, made or upgraded at start-up; other beans use them only when called. */
+    @Bean
+    @ConditionalOnBean(DataSource.class)
+    @ConditionalOnClass(name = "org.flywaydb.core.Flyway")
+    @ConditionalOnProperty(name = "fenced.schema.migrate", havingValue = "true", matchIfMissing = true)
+    public FencedSchemaMigration fencedSchemaMigration(DataSource dataSource) {
+        FencedSchema.migrate(dataSource);
+        return new FencedSchemaMigration();
+    }
+
+    @Bean
+    @ConditionalOnBean(DataSource.class)
+    @ConditionalOnMissingBean(TokenSource.class)
+    @ConditionalOnProperty(name = "fenced.tokens", havingValue = "database")
+    public TokenSource fencedTokenSource(DataSource dataSource) {
+        return JdbcSequenceTokenSource.of(dataSource);
+    }
+
+    @Bean
+    @ConditionalOnBean(DataSource.class)
+    @ConditionalOnMissingBean(FenceFloor.class)
+    @ConditionalOnProperty(name = "fenced.floor.table")
+    public FenceFloor fencedFenceFloor(DataSource dataSource, FencedProperties properties) {
+        FencedProperties.Floor floor = properties.getFloor();
+        return JdbcFenceFloor.wholeTable(dataSource, FencedTable.builder(floor.getTable()).fenceColumn(floor.getFenceColumn()).build());
+    }
+
+    @Bean
+    @ConditionalOnBean(DataSource.class)
+    @ConditionalOnMissingBean
+    public FencedTransactions fencedTransactions(ObjectProvider<FencedObserver> observer) {
+        return FencedTransactions.create().observedBy(observer.getIfAvailable(() -> FencedObserver.NONE));
+    }
+
+    @Bean
+    @ConditionalOnBean(DataSource.class)
+    @ConditionalOnMissingBean
+    public SpringFencedTransactions springFencedTransactions(DataSource dataSource, FencedTransactions transactions) {
+        return SpringFencedTransactions.of(dataSource, transactions);
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnProperty(name = "fenced.rows.table")
+    public FencedRows fencedRows(FencedProperties properties, ObjectProvider<FencedObserver> observer) {
+        FencedProperties.Rows rows = properties.getRows();
+        FencedTable.Builder table = FencedTable.builder(rows.getTable()).idColumn(rows.getIdColumn())
+                .stateColumn(rows.getStateColumn()).fenceColumn(rows.getFenceColumn())
+                .states(rows.getPendingState(), rows.getClaimedState(), rows.getDoneState());
+        if (rows.getScopeColumn() != null) {
+            table.scopeColumn(rows.getScopeColumn());
+        }
+        return FencedRows.of(table.build()).observedBy(observer.getIfAvailable(() -> FencedObserver.NONE));
+    }
+
+    @Bean
+    @ConditionalOnBean(LeaseStore.class)
+    @ConditionalOnMissingBean
+    public FencedExecutor fencedExecutor(LeaseStore store, FencedProperties properties, ObjectProvider<FencedObserver> observer) {
+        return FencedExecutor.builder(store).ttl(properties.getLease().getTtl())
+                .renewalFraction(properties.getLease().getRenewalFraction())
+                .observer(observer.getIfAvailable(() -> FencedObserver.NONE)).build();
+    }
+
+    /** The store on {@code fenced.redis.url}. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnExpression("'${fenced.redis.url:}' != ''")
+    static class LeaseStoreOnUrl {
+        @Bean(destroyMethod = "close")
+        @ConditionalOnMissingBean(LeaseStore.class)
+        RedisLeaseStore fencedLeaseStore(FencedProperties properties, ObjectProvider<FenceFloor> floor,
+                                         ObjectProvider<TokenSource> tokens, ObjectProvider<FencedObserver> observer) {
+            RedisLeaseStore.Builder builder = RedisLeaseStore.builder(properties.getRedis().getUrl())
+                    .commandTimeout(properties.getRedis().getCommandTimeout());
+            return LeaseStores.configure(builder, properties, floor, tokens, observer).build();
+        }
+    }
+
+    /** The store on a connection of its own, opened on the application's Spring Data Redis Lettuce client. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(LettuceConnectionFactory.class)
+    @ConditionalOnBean(LettuceConnectionFactory.class)
+    @ConditionalOnExpression("'${fenced.redis.url:}' == ''")
+    static class LeaseStoreOnSpringRedis {
+        @Bean(destroyMethod = "close")
+        @ConditionalOnMissingBean(LeaseStore.class)
+        RedisLeaseStore fencedLeaseStore(LettuceConnectionFactory factory, FencedProperties properties,
+                                         ObjectProvider<FenceFloor> floor, ObjectProvider<TokenSource> tokens,
+                                         ObjectProvider<FencedObserver> observer) {
+            AbstractRedisClient client = factory.getNativeClient();
+            if (!(client instanceof RedisClient redisClient)) {
+                throw new IllegalStateException("fenced: the application's Redis client is a " + client.getClass().getSimpleName()
+                        + "; the lease store runs on one server or a Sentinel group: set fenced.redis.url");
+            }
+            return LeaseStores.configure(RedisLeaseStore.builder(redisClient), properties, floor, tokens, observer).build();
+        }
+    }
+
+    /** Meters in the application's registry, when Micrometer and fenced-micrometer are present. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass({MeterRegistry.class, FencedMeters.class})
+    @ConditionalOnBean(MeterRegistry.class)
+    static class Metrics {
+        @Bean
+        @ConditionalOnMissingBean(FencedObserver.class)
+        FencedObserver fencedMeters(MeterRegistry registry) {
+            return FencedMeters.in(registry);
+        }
+    }
+}

@@ -1,0 +1,248 @@
+package dev.fenced.spring.boot;
+
+import java.time.Duration;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * The starter's settings, under {@code fenced.*}. Every one has a default; an application that
+ * already has Spring Data Redis and a {@code DataSource} needs none of them.
+ */
+@ConfigurationProperties("fenced")
+public class FencedProperties {
+    private final Redis redis = new Redis();
+    private final Lease lease = new Lease();
+    private final Floor floor = new Floor();
+    private final Rows rows = new Rows();
+    private final Schema schema = new Schema();
+    /** Where fencing tokens come from: the Redis counter beside the lease, or a database sequence. */
+    private Tokens tokens = Tokens.REDIS;
+
+    public Redis getRedis() {
+        return redis;
+    }
+
+    public Lease getLease() {
+        return lease;
+    }
+
+    public Floor getFloor() {
+        return floor;
+    }
+
+    public Rows getRows() {
+        return rows;
+    }
+
+    public Schema getSchema() {
+        return schema;
+    }
+
+    public Tokens getTokens() {
+        return tokens;
+    }
+
+    public void setTokens(Tokens tokens) {
+        this.tokens = tokens;
+    }
+
+    /** Where fencing tokens come from. */
+    public enum Tokens {
+        /** The Redis counter, taken with the lease in one script; reseeded from {@code fenced.floor.*} when Redis loses it. */
+        REDIS,
+        /** One database sequence ({@code fence_token_seq}): tokens survive anything Redis loses; Redis keeps only the lease. */
+        DATABASE
+    }
+
+    /** The Redis the leases live in. */
+    public static class Redis {
+        /**
+         * Redis URL: redis://[user:password@]host:port[/db], rediss:// for TLS, redis-sentinel://host:port#master.
+         * When unset, the store opens a connection on the application's Spring Data Redis Lettuce client.
+         */
+        private String url;
+        /** Put before every key, e.g. "app1:", so applications sharing one Redis keep their leases and counters apart. */
+        private String keyPrefix;
+        /** How long one command may take, for a store on its own URL. */
+        private Duration commandTimeout = Duration.ofSeconds(5);
+        /** A readable prefix for lease owner ids, e.g. the application's name. */
+        private String ownerLabel;
+
+        public String getUrl() {
+            return url;
+        }
+
+        public void setUrl(String url) {
+            this.url = url;
+        }
+
+        public String getKeyPrefix() {
+            return keyPrefix;
+        }
+
+        public void setKeyPrefix(String keyPrefix) {
+            this.keyPrefix = keyPrefix;
+        }
+
+        public Duration getCommandTimeout() {
+            return commandTimeout;
+        }
+
+        public void setCommandTimeout(Duration commandTimeout) {
+            this.commandTimeout = commandTimeout;
+        }
+
+        public String getOwnerLabel() {
+            return ownerLabel;
+        }
+
+        public void setOwnerLabel(String ownerLabel) {
+            this.ownerLabel = ownerLabel;
+        }
+    }
+
+    /** The leases the FencedExecutor takes. */
+    public static class Lease {
+        /** How long a lease lives without renewal. */
+        private Duration ttl = Duration.ofSeconds(30);
+        /** Renew every this fraction of the TTL while a task runs; 0 turns renewal off. */
+        private double renewalFraction = 1.0 / 3;
+
+        public Duration getTtl() {
+            return ttl;
+        }
+
+        public void setTtl(Duration ttl) {
+            this.ttl = ttl;
+        }
+
+        public double getRenewalFraction() {
+            return renewalFraction;
+        }
+
+        public void setRenewalFraction(double renewalFraction) {
+            this.renewalFraction = renewalFraction;
+        }
+    }
+
+    /** Where a lost Redis counter is reseeded from: the highest fence stored in a table. */
+    public static class Floor {
+        /** The table whose highest fence a lost counter is raised above; unset: no floor (a lost counter after tokens were seen is refused). */
+        private String table;
+        /** The fence column of that table. */
+        private String fenceColumn = "fence";
+
+        public String getTable() {
+            return table;
+        }
+
+        public void setTable(String table) {
+            this.table = table;
+        }
+
+        public String getFenceColumn() {
+            return fenceColumn;
+        }
+
+        public void setFenceColumn(String fenceColumn) {
+            this.fenceColumn = fenceColumn;
+        }
+    }
+
+    /** A work table for FencedRows (claim: pending to claimed under fence &lt; token; confirm: claimed to done under fence = token). */
+    public static class Rows {
+        /** The work table; unset: no FencedRows bean. */
+        private String table;
+        /** The id column: unique alone, or with the scope column. */
+        private String idColumn = "id";
+        /** The column holding the row's state. */
+        private String stateColumn = "state";
+        /** The fence column: BIGINT NOT NULL, the token of the last holder that wrote the row. */
+        private String fenceColumn = "fence";
+        /** A column that scopes ids (e.g. a merchant), when ids are unique only with it. */
+        private String scopeColumn;
+        /** The state of a row waiting for work. */
+        private String pendingState = "pending";
+        /** The state a claim moves a row to, before the side effect. */
+        private String claimedState = "sending";
+        /** The state a confirm moves a row to, after the side effect. */
+        private String doneState = "sent";
+
+        public String getTable() {
+            return table;
+        }
+
+        public void setTable(String table) {
+            this.table = table;
+        }
+
+        public String getIdColumn() {
+            return idColumn;
+        }
+
+        public void setIdColumn(String idColumn) {
+            this.idColumn = idColumn;
+        }
+
+        public String getStateColumn() {
+            return stateColumn;
+        }
+
+        public void setStateColumn(String stateColumn) {
+            this.stateColumn = stateColumn;
+        }
+
+        public String getFenceColumn() {
+            return fenceColumn;
+        }
+
+        public void setFenceColumn(String fenceColumn) {
+            this.fenceColumn = fenceColumn;
+        }
+
+        public String getScopeColumn() {
+            return scopeColumn;
+        }
+
+        public void setScopeColumn(String scopeColumn) {
+            this.scopeColumn = scopeColumn;
+        }
+
+        public String getPendingState() {
+            return pendingState;
+        }
+
+        public void setPendingState(String pendingState) {
+            this.pendingState = pendingState;
+        }
+
+        public String getClaimedState() {
+            return claimedState;
+        }
+
+        public void setClaimedState(String claimedState) {
+            this.claimedState = claimedState;
+        }
+
+        public String getDoneState() {
+            return doneState;
+        }
+
+        public void setDoneState(String doneState) {
+            this.doneState = doneState;
+        }
+    }
+
+    /** The library's own tables (fence_guard, fence_counter, fence_token_seq). */
+    public static class Schema {
+        /** Create or upgrade them at start-up with Flyway (needs flyway-core and the database's Flyway module). */
+        private boolean migrate = true;
+
+        public boolean isMigrate() {
+            return migrate;
+        }
+
+        public void setMigrate(boolean migrate) {
+            this.migrate = migrate;
+        }
+    }
+}

@@ -1,0 +1,126 @@
+package dev.fenced.spring.boot;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.fenced.FencedExecutor;
+import dev.fenced.LeaseStore;
+import dev.fenced.StoreUnavailableException;
+import dev.fenced.TokenSource;
+import dev.fenced.jdbc.FencedRows;
+import dev.fenced.jdbc.FencedTransactions;
+import dev.fenced.jdbc.JdbcSequenceTokenSource;
+import dev.fenced.micrometer.FencedMeters;
+import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.spring.SpringFencedTransactions;
+import dev.fenced.spring.boot.sample.LedgerJob;
+import dev.fenced.spring.boot.sample.SampleApplication;
+import dev.fenced.testing.TestDatabases;
+import dev.fenced.testing.TestRedis;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.io.InputStream;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.actuate.health.Status;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/** The starter against the real Redis and PostgreSQL: what it wires, from which properties, and what it refuses. */
+class FencedAutoConfigurationTest {
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class, FencedAutoConfiguration.class))
+            .withPropertyValues("spring.datasource.url=" + TestDatabases.postgresUrl());
+
+    @Test
+    void theSampleApplicationRunsItsFencedJobOnSpringsRedisClientWithHealthAndMeters() {
+        String account = "acct_" + UUID.randomUUID().toString().substring(0, 8);
+        try (ConfigurableApplicationContext context = new SpringApplicationBuilder(SampleApplication.class)
+                .properties("spring.datasource.url=" + TestDatabases.postgresUrl(), "spring.data.redis.url=" + TestRedis.uri(),
+                        "sample.account=" + account, "fenced.redis.url=")
+                .run()) {
+            assertThat(context.getBean(LeaseStore.class)).isInstanceOf(RedisLeaseStore.class);
+            assertThat(context.getBeansOfType(FencedTransactions.class)).hasSize(1);
+            assertThat(context.getBeansOfType(SpringFencedTransactions.class)).hasSize(1);
+
+            FencedExecutor.Outcome<Long> outcome = context.getBean(LedgerJob.class).post();
+            assertThat(outcome.status()).isEqualTo(FencedExecutor.Status.EXECUTED);
+            assertThat(context.getBean(JdbcTemplate.class).queryForObject(
+                    "SELECT token FROM sample_ledger WHERE account = ?", Long.class, account)).isEqualTo(outcome.token());
+
+            FencedHealthIndicator health = context.getBean(FencedHealthIndicator.class);
+            assertThat(health.health().getStatus()).isEqualTo(Status.UP);
+            assertThat(health.health().getDetails().get("store").toString()).doesNotContain("password");
+
+            MeterRegistry registry = context.getBean(MeterRegistry.class);
+            assertThat(registry.get(FencedMeters.ACQUIRE).tag("outcome", "granted").timer().count()).isGreaterThanOrEqualTo(1);
+            assertThat(registry.get(FencedMeters.RUNS).tag("status", "executed").timer().count()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void onItsOwnUrlWithDatabaseTokensAndAWorkTable() {
+        runner.withPropertyValues("fenced.redis.url=" + TestRedis.uri(), "fenced.tokens=database", "fenced.redis.key-prefix=boot:",
+                        "fenced.rows.table=refund_like", "fenced.rows.scope-column=merchant")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(context.getBean(TokenSource.class)).isInstanceOf(JdbcSequenceTokenSource.class);
+                    RedisLeaseStore store = context.getBean(RedisLeaseStore.class);
+                    assertThat(store.keys().prefix()).isEqualTo("boot:");
+                    FencedExecutor executor = context.getBean(FencedExecutor.class);
+                    String resource = "boot:" + UUID.randomUUID();
+                    long first = executor.execute(resource, lease -> lease.token()).orThrow();
+                    long second = executor.execute(resource, lease -> lease.token()).orThrow();
+                    assertThat(second).as("tokens from the sequence grow").isGreaterThan(first);
+                    assertThat(context.getBean(FencedRows.class).table().scopeColumn()).contains("merchant");
+                });
+    }
+
+    @Test
+    void withoutRedisThereIsNoStoreButTheDatabaseFencesAreThere() {
+        runner.run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context).doesNotHaveBean(LeaseStore.class);
+            assertThat(context).doesNotHaveBean(FencedExecutor.class);
+            assertThat(context).hasSingleBean(FencedTransactions.class);
+        });
+    }
+
+    @Test
+    void badSettingsStopTheApplicationWithTheReason() {
+        runner.withPropertyValues("fenced.redis.url=" + TestRedis.uri(), "fenced.lease.ttl=0s").run(context ->
+                assertThat(context).hasFailed().getFailure().rootCause().hasMessageContaining("TTL"));
+        runner.withPropertyValues("fenced.redis.url=redis://:s3cret@127.0.0.1:1").run(context -> {
+            assertThat(context).hasFailed();
+            Throwable unavailable = context.getStartupFailure();
+            while (unavailable != null && !(unavailable instanceof StoreUnavailableException)) {
+                unavailable = unavailable.getCause();
+            }
+            assertThat(unavailable).as("a StoreUnavailableException in the cause chain").isNotNull();
+            assertThat(unavailable.getMessage()).contains("127.0.0.1:1");
+            for (Throwable t = context.getStartupFailure(); t != null; t = t.getCause()) {
+                assertThat(t.getMessage()).as("no password in any message").doesNotContain("s3cret");
+            }
+        });
+        runner.withPropertyValues("fenced.rows.table=refund; DROP TABLE x").run(context ->
+                assertThat(context).hasFailed().getFailure().rootCause().isInstanceOf(IllegalArgumentException.class));
+    }
+
+    @Test
+    void everyPropertyIsDescribedInSpringsConfigurationMetadata() throws Exception {
+        try (InputStream in = getClass().getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {
+            JsonNode metadata = new ObjectMapper().readTree(in);
+            assertThat(metadata.get("properties")).extracting(p -> p.get("name").asText())
+                    .contains("fenced.redis.url", "fenced.lease.ttl", "fenced.lease.renewal-fraction", "fenced.tokens",
+                            "fenced.floor.table", "fenced.rows.table", "fenced.schema.migrate");
+            for (JsonNode property : metadata.get("properties")) {
+                assertThat(property.has("description")).as(property.get("name").asText() + " has a description").isTrue();
+            }
+        }
+    }
+}

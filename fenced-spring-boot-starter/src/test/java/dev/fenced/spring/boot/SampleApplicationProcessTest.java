@@ -1,0 +1,150 @@
+package dev.fenced.spring.boot;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fenced.FencedExecutor;
+import dev.fenced.spring.boot.sample.LedgerJob;
+import dev.fenced.spring.boot.sample.SampleApplication;
+import dev.fenced.testing.TestDatabases;
+import dev.fenced.testing.TestRedis;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/**
+ * The sample application, configured by the starter's properties alone, as two real holders: A
+ * is a separate JVM frozen with SIGSTOP after it took the lease (its renewals freeze with it) and
+ * until the lease expired and B, this test's application, posted under the next token. Resumed, A
+ * writes: with the fence the database refuses it (A's run ends FENCED_OUT and nothing of it is
+ * committed); the control without the fence commits A's stale line beside B's.
+ */
+class SampleApplicationProcessTest {
+
+    @ParameterizedTest(name = "fenced={0}")
+    @ValueSource(booleans = {true, false})
+    void aHolderPausedPastItsTtlCannotCommit(boolean fenced) throws Exception {
+        String account = "acct_" + UUID.randomUUID().toString().substring(0, 8);
+        Map<String, String> settings = Map.of(
+                "spring.datasource.url", TestDatabases.postgresUrl(),
+                "spring.data.redis.url", TestRedis.uri(),
+                "fenced.redis.url", "", // FENCED_REDIS_URL, set for the tests, would bind to it: the sample takes Spring's client
+                "fenced.lease.ttl", "1500ms",
+                "sample.account", account,
+                "sample.fenced", Boolean.toString(fenced));
+
+        Process a = startSample(settings);
+        BlockingQueue<String> aLines = lines(a);
+        String holding = awaitLine(aLines, "HOLDING ");
+        long tokenA = Long.parseLong(holding.substring("HOLDING ".length()).trim());
+        signal(a, "STOP");
+        try (ConfigurableApplicationContext b = new SpringApplicationBuilder(SampleApplication.class)
+                .properties(settings.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).toArray(String[]::new))
+                .run()) {
+            assertThat(processState(a)).as("A is stopped").isEqualTo('T');
+            LedgerJob job = b.getBean(LedgerJob.class);
+            FencedExecutor.Outcome<Long> posted = job.post();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (posted.status() == FencedExecutor.Status.BUSY && System.nanoTime() < deadline) {
+                Thread.sleep(100); // A's lease is live until its TTL runs out in Redis
+                posted = job.post();
+            }
+            assertThat(posted.status()).as("B took over once A's lease expired").isEqualTo(FencedExecutor.Status.EXECUTED);
+            assertThat(posted.token()).isGreaterThan(tokenA);
+
+            signal(a, "CONT");
+            try (OutputStream in = a.getOutputStream()) {
+                in.write("go\n".getBytes(StandardCharsets.UTF_8));
+            }
+            assertThat(a.waitFor(60, TimeUnit.SECONDS)).as("A finished").isTrue();
+            String outcome = awaitLine(aLines, "OUTCOME ");
+            JdbcTemplate jdbc = b.getBean(JdbcTemplate.class);
+            List<Long> tokens = jdbc.queryForList("SELECT token FROM sample_ledger WHERE account = ? ORDER BY id", Long.class, account);
+            if (fenced) {
+                assertThat(outcome).isEqualTo("OUTCOME FENCED_OUT " + tokenA);
+                assertThat(a.exitValue()).isEqualTo(3);
+                assertThat(tokens).as("only B's line: A's stale transaction was refused").containsExactly(posted.token());
+            } else {
+                assertThat(outcome).isEqualTo("OUTCOME EXECUTED " + tokenA);
+                assertThat(tokens).as("control: A's stale line committed beside B's").containsExactly(posted.token(), tokenA);
+            }
+        } finally {
+            a.destroyForcibly();
+        }
+    }
+
+    private static Process startSample(Map<String, String> settings) throws IOException {
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", System.getProperty("java.class.path"), SampleApplication.class.getName()));
+        settings.forEach((key, value) -> command.add("--" + key + "=" + value));
+        command.add("--sample.hold-before-write=true");
+        return new ProcessBuilder(command).redirectErrorStream(true).start();
+    }
+
+    private static BlockingQueue<String> lines(Process process) {
+        BlockingQueue<String> lines = new LinkedBlockingQueue<>();
+        Thread reader = new Thread(() -> {
+            try (BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                for (String line; (line = out.readLine()) != null; ) {
+                    lines.add(line);
+                }
+            } catch (IOException ignored) {
+                // the process ended
+            }
+        });
+        reader.setDaemon(true);
+        reader.start();
+        return lines;
+    }
+
+    private static String awaitLine(BlockingQueue<String> lines, String prefix) throws InterruptedException {
+        List<String> seen = new ArrayList<>();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (System.nanoTime() < deadline) {
+            String line = lines.poll(1, TimeUnit.SECONDS);
+            if (line == null) {
+                continue;
+            }
+            if (line.startsWith(prefix)) {
+                return line;
+            }
+            seen.add(line);
+        }
+        throw new AssertionError("no line starting with '" + prefix + "'; the process printed:\n" + String.join("\n", seen));
+    }
+
+    private static void signal(Process process, String signal) throws IOException, InterruptedException {
+        Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid())).inheritIO().start();
+        assertThat(kill.waitFor()).as("kill -" + signal).isZero();
+    }
+
+    /** The state letter in /proc/PID/stat: T when stopped by a signal. */
+    private static char processState(Process process) throws IOException, InterruptedException {
+        Path stat = Path.of("/proc", Long.toString(process.pid()), "stat");
+        for (int i = 0; i < 50; i++) {
+            String text = Files.readString(stat);
+            char state = text.charAt(text.lastIndexOf(')') + 2);
+            if (state == 'T') {
+                return state;
+            }
+            Thread.sleep(20);
+        }
+        String text = Files.readString(stat);
+        return text.charAt(text.lastIndexOf(')') + 2);
+    }
+}
