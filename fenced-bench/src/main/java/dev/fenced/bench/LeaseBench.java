@@ -31,6 +31,7 @@ import org.redisson.config.Config;
 public class LeaseBench {
     static final String CAD = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
 
+    /** The stores and connections every variant shares, made once per run. */
     @State(Scope.Benchmark)
     public static class Redis {
         RedisLeaseStore fenced;
@@ -63,6 +64,7 @@ public class LeaseBench {
         }
     }
 
+    /** A resource name of this thread's own, so that threads do not contend for one lease. */
     @State(Scope.Thread)
     public static class Resource {
         String name;

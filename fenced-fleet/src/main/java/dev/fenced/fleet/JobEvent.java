@@ -11,6 +11,7 @@ import java.util.Locale;
  */
 public record JobEvent(Type type, String merchant, long sequence, long delivery, String detail, long atMillis) {
 
+    /** What happened to a job delivery. */
     public enum Type {
         /** A delivery reached this worker. */
         RECEIVED,

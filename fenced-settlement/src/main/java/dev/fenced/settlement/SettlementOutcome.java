@@ -25,6 +25,7 @@ public record SettlementOutcome(Result result, String merchant, long token, int 
         return new SettlementOutcome(Result.FAILED, merchant, 0, 0, 0, 0, 0, 0, null, error, false);
     }
 
+    /** How a run ended; the command line maps each to its exit code. */
     public enum Result {
         /** Every refund that was pending or sending when the run began is now sent (by this run or an earlier holder). */
         COMPLETED,
