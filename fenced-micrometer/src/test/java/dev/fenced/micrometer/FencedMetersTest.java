@@ -77,7 +77,7 @@ class FencedMetersTest {
         RefundSeeder.seed(db, merchant, merchant + "_r", 6, new BigDecimal("600.00"), "EUR");
         try (RedisLeaseStore leases = RedisLeaseStore.builder(TestRedis.uri()).observer(meters)
                 .fenceFloor(JdbcFenceFloor.of(db, RefundSchema.table(), Merchants::merchantOf)).build();
-             PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().refuseAbove(new BigDecimal("100.00")).build())) {
+             PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().refuseAbove(new BigDecimal("1000.00")).build())) {
             // Granted, then busy.
             Lease first = leases.tryAcquire(resource, Duration.ofMillis(300)).orElseThrow();
             assertThat(leases.tryAcquire(resource, Duration.ofSeconds(5))).isEmpty();
@@ -85,13 +85,13 @@ class FencedMetersTest {
             awaitExpiry(leases, resource);
             assertThat(first.renew(Duration.ofSeconds(5))).as("expired: the renewal finds it gone").isFalse();
 
-            // A settlement: gateway answers by outcome and refunds by final state (one refused above 100.00).
+            // A settlement: gateway answers by outcome and refunds by final state (one refused above 1000.00).
             SettlementWorker worker = SettlementWorker.builder().leaseStore(leases).dataSource(db)
                     .gateway(GatewayClient.of(gateway.url(), Duration.ofSeconds(2))).ttl(Duration.ofSeconds(10))
                     .listener(SettlementMeters.in(registry)).build();
             assertThat(worker.settle(merchant).sent()).isEqualTo(6);
             String big = merchant + "b";
-            RefundSeeder.seed(db, big, big + "_r", 1, new BigDecimal("250.00"), "EUR");
+            RefundSeeder.seed(db, big, big + "_r", 1, new BigDecimal("2500.00"), "EUR");
             assertThat(worker.settle(big).failed()).isEqualTo(1);
 
             // The counter lost, reseeded from the rows' fences; then found behind a stored fence, raised.

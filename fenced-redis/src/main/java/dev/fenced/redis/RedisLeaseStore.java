@@ -159,7 +159,7 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
             // have been issued above its floor that no row shows yet.
             long reseedTo = floor == 0 ? 0 : Math.addExact(floor, reseedMargin);
             reply = acquire(resourceKeys, ownerId, ttl, Long.toString(reseedTo), hasFloor, seen);
-            if (reply > 0) {
+            if (reply > 0 && floor > 0) { // a floor of 0 is a resource never written: a first counter, not a lost one
                 try (MDC.MDCCloseable r = MDC.putCloseable(LogKeys.RESOURCE, resource);
                      MDC.MDCCloseable t = MDC.putCloseable(LogKeys.TOKEN, Long.toString(reply))) {
                     LOG.warn("counter of {} was missing in Redis; reseeded above the highest stored fence {} to {}",

@@ -1,0 +1,92 @@
+package dev.fenced;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The executor's own decisions, on the in-memory store (the Redis store runs the same executor in
+ * {@code FencedMetersTest} and the Spring Boot starter's tests): skip, run, release, what each
+ * failure becomes, and the raise after a refused write.
+ */
+class FencedExecutorTest {
+    private final InMemoryLeaseStore store = new InMemoryLeaseStore();
+    private final List<FencedExecutor.Status> reported = new ArrayList<>();
+    private final FencedExecutor executor = FencedExecutor.builder(store).ttl(Duration.ofSeconds(5)).observer(new FencedObserver() {
+        @Override
+        public void executed(String resource, FencedExecutor.Status status, Duration took) {
+            reported.add(status);
+        }
+    }).build();
+
+    @Test
+    void runsWithAFreshTokenAndReleasesAfter() {
+        FencedExecutor.Outcome<Long> first = executor.execute("job:a", Lease::token);
+        FencedExecutor.Outcome<Long> second = executor.execute("job:a", Lease::token);
+        assertThat(first.status()).isEqualTo(FencedExecutor.Status.EXECUTED);
+        assertThat(second.orThrow()).as("released after the first run, a greater token for the second").isGreaterThan(first.orThrow());
+        assertThat(reported).containsExactly(FencedExecutor.Status.EXECUTED, FencedExecutor.Status.EXECUTED);
+    }
+
+    @Test
+    void aLiveLeaseElsewhereSkipsTheRun() {
+        Lease held = store.tryAcquire("job:b", Duration.ofSeconds(5)).orElseThrow();
+        FencedExecutor.Outcome<Object> skipped = executor.execute("job:b", lease -> {
+            throw new AssertionError("must not run");
+        });
+        assertThat(skipped.status()).isEqualTo(FencedExecutor.Status.BUSY);
+        assertThat(skipped.token()).isZero();
+        assertThatThrownBy(skipped::orThrow).isInstanceOf(FencedException.class).hasMessageContaining("held by another holder");
+        assertThat(held.isHeld()).isTrue();
+    }
+
+    @Test
+    void aRefusedWriteRaisesTheCounterPastTheStoredFence() {
+        FencedExecutor.Outcome<Object> refused = executor.execute("job:c", lease -> {
+            throw new IllegalStateException("wrapped", new FenceViolation("t", "row_1", lease.token(), 40L, "sending"));
+        });
+        assertThat(refused.status()).isEqualTo(FencedExecutor.Status.FENCED_OUT);
+        assertThat(refused.violation()).get().extracting(FenceViolation::storedFence).isEqualTo(40L);
+        assertThat(executor.execute("job:c", Lease::token).orThrow()).as("the next token is above the stored fence").isEqualTo(41L);
+        // Control: an ordinary failure raises nothing.
+        FencedExecutor.Outcome<Object> failed = executor.execute("job:d", lease -> {
+            throw new IOException("disk full");
+        });
+        assertThat(failed.status()).isEqualTo(FencedExecutor.Status.FAILED);
+        assertThatThrownBy(failed::orThrow).isInstanceOf(FencedException.class).hasCauseInstanceOf(IOException.class);
+        assertThat(executor.execute("job:d", Lease::token).orThrow()).isEqualTo(2L);
+    }
+
+    @Test
+    void aStoreThatFailsIsAnOutcomeAndABadResourceIsTheCallersMistake() {
+        LeaseStore down = (resource, ttl) -> {
+            throw new StoreUnavailableException("Redis at redis://127.0.0.1:1 is unreachable", null);
+        };
+        FencedExecutor.Outcome<Object> outcome = FencedExecutor.builder(down).build().execute("job:e", lease -> null);
+        assertThat(outcome.status()).isEqualTo(FencedExecutor.Status.FAILED);
+        assertThat(outcome.failure()).isInstanceOf(StoreUnavailableException.class);
+        assertThatThrownBy(() -> executor.execute("bad name", lease -> null)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> FencedExecutor.builder(store).renewalFraction(1.5)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    /** Renewal runs while the task runs; a lease taken away meanwhile is reported, and the task is not stopped. */
+    @Test
+    void aLeaseLostWhileRunningIsReported() {
+        FencedExecutor renewing = FencedExecutor.builder(store).ttl(Duration.ofSeconds(1)).renewalFraction(0.1).build();
+        FencedExecutor.Outcome<String> outcome = renewing.execute("job:f", lease -> {
+            Thread.sleep(1_500); // longer than the TTL: only renewal (every 100 ms) keeps the lease
+            assertThat(lease.isHeld()).as("renewed past its TTL").isTrue();
+            store.expire("job:f");
+            Thread.sleep(1_000); // ten renewal periods: the next renewal finds the lease gone
+            return "done";
+        });
+        assertThat(outcome.status()).isEqualTo(FencedExecutor.Status.EXECUTED);
+        assertThat(outcome.result()).isEqualTo("done");
+        assertThat(outcome.leaseLostWhileRunning()).isTrue();
+    }
+}
