@@ -335,6 +335,8 @@ abstract class FencedTransactionsContract {
         FencedTransactions[] processes = new FencedTransactions[8]; // separate instances: none knows what the others entered
         CyclicBarrier start = new CyclicBarrier(processes.length);
         List<CompletableFuture<String>> outcomes = new ArrayList<>();
+        // A thread each: the common pool may run fewer tasks at once than the barrier waits for (one, on two cores).
+        ExecutorService threads = Executors.newFixedThreadPool(processes.length);
         for (int i = 0; i < processes.length; i++) {
             FencedTransactions mine = FencedTransactions.create();
             outcomes.add(CompletableFuture.supplyAsync(() -> {
@@ -348,9 +350,10 @@ abstract class FencedTransactionsContract {
                 } catch (Exception e) {
                     return e.toString();
                 }
-            }));
+            }, threads));
         }
         List<String> ended = outcomes.stream().map(CompletableFuture::join).toList();
+        threads.shutdown();
         // Under REPEATABLE READ on PostgreSQL a raise after the snapshot is a serialization failure, by design; never a deadlock wait, never a refusal.
         assertThat(ended).allMatch(o -> o.equals("entered") || (o.equals("conflict") && isolation == Connection.TRANSACTION_REPEATABLE_READ), "entered");
         assertThat(ended).contains("entered");
