@@ -220,7 +220,7 @@ public final class FencedExecutor {
 
         /** Hears how each run ended. */
         public Builder observer(FencedObserver observer) {
-            this.observer = Objects.requireNonNull(observer, "observer");
+            this.observer = FencedObserver.all(Objects.requireNonNull(observer, "observer"));
             return this;
         }
 

@@ -9,8 +9,9 @@ import java.util.List;
  * {@code fenced-micrometer} turns them into meters; {@link #NONE} ignores them.
  *
  * <p>Called on the thread that made the decision, after it was made: an implementation must be
- * thread-safe, quick and must not throw. It sees no secrets and changes no outcome. Logging does
- * not go through here: the modules log their decisions themselves.
+ * thread-safe and quick. What it throws is dropped (every component wraps its observer with
+ * {@link #all}): it changes no outcome. It sees no secrets. Logging does not go through here: the
+ * modules log their decisions themselves.
  */
 public interface FencedObserver {
 
@@ -65,15 +66,12 @@ public interface FencedObserver {
     default void fenceViolation(String operation, FenceViolation violation) {
     }
 
-    /** Tells every observer in turn, skipping {@link #NONE}s; one that throws does not stop the others. */
+    /**
+     * Tells every observer in turn, skipping {@link #NONE}s; what one throws is dropped and does not
+     * stop the others.
+     */
     static FencedObserver all(FencedObserver... observers) {
         List<FencedObserver> list = List.of(observers).stream().filter(o -> o != NONE).toList();
-        if (list.isEmpty()) {
-            return NONE;
-        }
-        if (list.size() == 1) {
-            return list.get(0);
-        }
-        return new ObserverFanOut(list);
+        return list.isEmpty() ? NONE : new ObserverFanOut(list);
     }
 }

@@ -89,4 +89,17 @@ class FencedExecutorTest {
         assertThat(outcome.result()).isEqualTo("done");
         assertThat(outcome.leaseLostWhileRunning()).isTrue();
     }
+
+    /** An observer that throws changes nothing: the run, its release and the next run go on. */
+    @Test
+    void anObserverThatThrowsChangesNothing() {
+        FencedExecutor noisy = FencedExecutor.builder(store).observer(new FencedObserver() {
+            @Override
+            public void executed(String resource, FencedExecutor.Status status, Duration took) {
+                throw new IllegalStateException("broken meter");
+            }
+        }).build();
+        assertThat(noisy.execute("job:g", Lease::token).orThrow()).isEqualTo(1L);
+        assertThat(noisy.execute("job:g", Lease::token).orThrow()).as("released despite the observer").isEqualTo(2L);
+    }
 }

@@ -61,7 +61,7 @@ public final class FencedRows {
     private volatile boolean schemaChecked;
 
     private FencedRows(FencedTable table, JdbcDialect dialect, FencedObserver observer) {
-        this.observer = Objects.requireNonNull(observer, "observer");
+        this.observer = FencedObserver.all(Objects.requireNonNull(observer, "observer"));
         this.table = Objects.requireNonNull(table, "table");
         this.sql = new Sql(table);
         this.fixedDialect = dialect;

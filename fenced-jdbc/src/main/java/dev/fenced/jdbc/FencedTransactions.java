@@ -72,7 +72,7 @@ public final class FencedTransactions {
 
     private FencedTransactions(String guardTable, FencedObserver observer) {
         this.guardTable = SqlIdentifiers.table("guard table", guardTable);
-        this.observer = java.util.Objects.requireNonNull(observer, "observer");
+        this.observer = FencedObserver.all(java.util.Objects.requireNonNull(observer, "observer"));
         this.lockRead = "SELECT fence FROM " + this.guardTable + " WHERE resource = ?";
         this.raise = "UPDATE " + this.guardTable + " SET fence = ? WHERE resource = ? AND fence < ?";
     }

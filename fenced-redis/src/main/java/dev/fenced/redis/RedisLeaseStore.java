@@ -368,7 +368,7 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
 
         /** Hears grants, renewals, reseeds and raises, for metrics. */
         public Builder observer(FencedObserver observer) {
-            this.observer = Objects.requireNonNull(observer, "observer");
+            this.observer = FencedObserver.all(Objects.requireNonNull(observer, "observer"));
             return this;
         }
 
