@@ -9,8 +9,10 @@ import dev.fenced.gateway.GatewayClient;
 import dev.fenced.internal.Redaction;
 import dev.fenced.jdbc.JdbcFenceFloor;
 import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.redis.RedisTls;
 import dev.fenced.settlement.RefundSchema;
 import dev.fenced.settlement.Merchants;
+import java.nio.file.Path;
 import java.time.Duration;
 import picocli.CommandLine.Option;
 
@@ -27,6 +29,73 @@ public final class Connections {
     @Option(names = "--gateway-url", paramLabel = "URL", defaultValue = "${env:FENCED_GATEWAY_URL}",
             description = "the payment gateway, http://host:port (env FENCED_GATEWAY_URL)")
     public String gatewayUrl;
+
+    @Option(names = "--redis-tls-ca", paramLabel = "PEM", defaultValue = "${env:FENCED_REDIS_TLS_CA}",
+            description = "for rediss://: the certificates to trust instead of the JVM's (env FENCED_REDIS_TLS_CA)")
+    public Path redisTlsCa;
+
+    @Option(names = "--redis-tls-cert", paramLabel = "PEM", defaultValue = "${env:FENCED_REDIS_TLS_CERT}",
+            description = "for rediss:// servers that ask for one: this client's certificate chain (env FENCED_REDIS_TLS_CERT)")
+    public Path redisTlsCert;
+
+    @Option(names = "--redis-tls-key", paramLabel = "PEM", defaultValue = "${env:FENCED_REDIS_TLS_KEY}",
+            description = "its unencrypted PKCS#8 private key (env FENCED_REDIS_TLS_KEY)")
+    public Path redisTlsKey;
+
+    @Option(names = "--redis-tls-verify", paramLabel = "full|ca|none", defaultValue = "full",
+            description = "how much of the server's certificate to check: chain and host name, chain only, nothing (default ${DEFAULT-VALUE})")
+    public String redisTlsVerify;
+
+    /**
+     * The lease store on {@code --redis-url}, with the TLS options when any is given.
+     *
+     * @throws UsageException for TLS options that cannot work: a missing file, a certificate without its key, a plain URL
+     */
+    public RedisLeaseStore leases(HikariDataSource database, String ownerLabel, FencedObserver observer) {
+        String url = require(redisUrl, "--redis-url", "FENCED_REDIS_URL");
+        RedisLeaseStore.Builder builder = RedisLeaseStore.builder(url).observer(observer)
+                .fenceFloor(JdbcFenceFloor.of(database, RefundSchema.table(), Merchants::merchantOf));
+        if (ownerLabel != null) {
+            builder.ownerLabel(ownerLabel);
+        }
+        RedisTls tls = tls();
+        if (tls != null) {
+            try {
+                builder.tls(tls);
+                return builder.build();
+            } catch (IllegalArgumentException e) {
+                throw new UsageException(e.getMessage());
+            }
+        }
+        return builder.build();
+    }
+
+    private RedisTls tls() {
+        RedisTls.Verify verify;
+        try {
+            verify = RedisTls.Verify.valueOf(redisTlsVerify.toUpperCase(java.util.Locale.ROOT));
+        } catch (IllegalArgumentException e) {
+            throw new UsageException("--redis-tls-verify must be full, ca or none, got " + redisTlsVerify);
+        }
+        if (redisTlsCa == null && redisTlsCert == null && redisTlsKey == null && verify == RedisTls.Verify.FULL) {
+            return null;
+        }
+        if ((redisTlsCert == null) != (redisTlsKey == null)) {
+            throw new UsageException("--redis-tls-cert and --redis-tls-key go together");
+        }
+        RedisTls.Builder tls = RedisTls.builder().verify(verify);
+        if (redisTlsCa != null) {
+            tls.trustedCertificates(redisTlsCa);
+        }
+        if (redisTlsCert != null) {
+            tls.clientCertificate(redisTlsCert, redisTlsKey);
+        }
+        try {
+            return tls.build();
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(e.getMessage());
+        }
+    }
 
     public static String require(String value, String option, String env) {
         if (value == null || value.isBlank()) {

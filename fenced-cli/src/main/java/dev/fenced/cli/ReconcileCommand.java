@@ -3,11 +3,12 @@ package dev.fenced.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.fenced.FencedObserver;
 import dev.fenced.redis.RedisLeaseStore;
 import dev.fenced.settlement.Merchants;
-import dev.fenced.settlement.Reconciliation;
 import dev.fenced.settlement.Reconciliation.Discrepancy;
 import dev.fenced.settlement.Reconciliation.Report;
+import dev.fenced.settlement.Reconciliation;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -49,14 +50,16 @@ final class ReconcileCommand implements Callable<Integer> {
         }
         String dbUrl = Connections.require(connections.dbUrl, "--db-url", "FENCED_DB_URL");
         String gatewayUrl = Connections.require(connections.gatewayUrl, "--gateway-url", "FENCED_GATEWAY_URL");
-        String redisUrl = repair ? Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL") : null;
+        if (repair) {
+            Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL"); // before anything connects
+        }
         Report report;
         try (HikariDataSource db = repair ? Connections.database(dbUrl, 2) : Connections.readOnlyDatabase(dbUrl, 2)) {
             Reconciliation reconciliation = Reconciliation.of(db, Connections.gateway(gatewayUrl));
             if (!repair) {
                 report = reconciliation.check(merchant);
             } else {
-                try (RedisLeaseStore leases = Connections.leases(redisUrl, db, "reconcile")) {
+                try (RedisLeaseStore leases = connections.leases(db, "reconcile", FencedObserver.NONE)) {
                     report = reconciliation.repair(merchant, leases, ttl, retryFailed);
                 } catch (Reconciliation.LeaseHeldException busy) {
                     System.err.println("fenced reconcile: " + busy.getMessage());

@@ -1,6 +1,7 @@
 package dev.fenced.cli;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.fenced.FencedObserver;
 import dev.fenced.redis.RedisLeaseStore;
 import dev.fenced.settlement.Merchants;
 import dev.fenced.settlement.SettlementEvent;
@@ -52,12 +53,12 @@ public class SettleCommand implements Callable<Integer> {
         Merchants.requireValid(merchant);
         Connections.requireUsableTtl(ttl);
         Connections.requireConcurrency(concurrency);
-        String redisUrl = Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL");
+        Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL"); // before anything connects
         String dbUrl = Connections.require(connections.dbUrl, "--db-url", "FENCED_DB_URL");
         String gatewayUrl = Connections.require(connections.gatewayUrl, "--gateway-url", "FENCED_GATEWAY_URL");
         try (HikariDataSource db = Connections.database(dbUrl, concurrency + 2);
              HikariDataSource journalDb = journal.open(2);
-             RedisLeaseStore leases = Connections.leases(redisUrl, db, "worker-" + name.replaceAll("[^A-Za-z0-9_-]", "_"))) {
+             RedisLeaseStore leases = connections.leases(db, "worker-" + name.replaceAll("[^A-Za-z0-9_-]", "_"), FencedObserver.NONE)) {
             SettlementWorker.Builder builder = SettlementWorker.builder()
                     .leaseStore(leases).dataSource(db).gateway(Connections.gateway(gatewayUrl))
                     .ttl(ttl).concurrency(concurrency).name(name).listener(this::print);

@@ -3,6 +3,7 @@ package dev.fenced.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.fenced.FencedObserver;
 import dev.fenced.StoreUnavailableException;
 import dev.fenced.fleet.JobQueueStatus;
 import dev.fenced.fleet.JobStream;
@@ -37,11 +38,11 @@ final class StatusCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         String resource = Merchants.resource(merchant);
-        String redisUrl = Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL");
+        Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL"); // before anything connects
         String dbUrl = Connections.require(connections.dbUrl, "--db-url", "FENCED_DB_URL");
         LeaseSnapshot lease;
         RefundSummary refunds;
-        try (HikariDataSource db = Connections.readOnlyDatabase(dbUrl, 2); RedisLeaseStore leases = Connections.leases(redisUrl, db, null)) {
+        try (HikariDataSource db = Connections.readOnlyDatabase(dbUrl, 2); RedisLeaseStore leases = connections.leases(db, null, FencedObserver.NONE)) {
             lease = leases.inspect(resource);
             refunds = RefundSummary.of(db, merchant);
         }

@@ -1,11 +1,11 @@
 package dev.fenced.cli;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.fenced.FencedObserver;
 import dev.fenced.fleet.FleetWorker;
 import dev.fenced.fleet.JobEvent;
 import dev.fenced.fleet.JobStream;
 import dev.fenced.fleet.SettlementJobs;
-import dev.fenced.FencedObserver;
 import dev.fenced.gateway.GatewayClient;
 import dev.fenced.redis.RedisLeaseStore;
 import dev.fenced.settlement.SettlementEvent;
@@ -76,7 +76,7 @@ public class WorkerCommand implements Callable<Integer> {
             throw new UsageException(e.getMessage());
         }
         nats.checkUrl();
-        String redisUrl = Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL");
+        Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL"); // before anything connects
         String dbUrl = Connections.require(connections.dbUrl, "--db-url", "FENCED_DB_URL");
         String gatewayUrl = Connections.require(connections.gatewayUrl, "--gateway-url", "FENCED_GATEWAY_URL");
         GatewayClient gateway = Connections.gateway(gatewayUrl); // one client for every job; a malformed URL is a usage error now
@@ -84,7 +84,7 @@ public class WorkerCommand implements Callable<Integer> {
         try (MetricsEndpoint metrics = metricsPort == null ? null : MetricsEndpoint.serve(metricsHost, metricsPort);
              HikariDataSource db = Connections.database(dbUrl, jobs * (concurrency + 2));
              HikariDataSource journalDb = journal.open(jobs + 1);
-             RedisLeaseStore leases = Connections.leases(redisUrl, db, owner, metrics == null ? FencedObserver.NONE : metrics.observer());
+             RedisLeaseStore leases = connections.leases(db, owner, metrics == null ? FencedObserver.NONE : metrics.observer());
              Connection broker = nats.connect("fenced-" + owner)) {
             SettlementJobs.configure(broker, stream);
             // The jobs get the drain time less what the flush of their answers and the release of the stores need.

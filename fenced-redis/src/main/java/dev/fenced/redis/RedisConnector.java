@@ -24,10 +24,18 @@ final class RedisConnector {
      * @throws IllegalArgumentException for a malformed URL, naming it without its secrets
      * @throws dev.fenced.StoreUnavailableException when Redis cannot be reached or refuses the credentials
      */
-    static Opened open(String uri, Duration commandTimeout, ClientResources resources, ClientOptions options,
+    static Opened open(String uri, Duration commandTimeout, ClientResources resources, ClientOptions options, RedisTls tls,
                        CommandListener listener, RedisErrors errors) {
         RedisURI redisUri = parse(uri, errors.server());
         redisUri.setTimeout(commandTimeout);
+        if (tls != null) {
+            if (!redisUri.isSsl()) {
+                throw new IllegalArgumentException("TLS settings need a rediss:// URL, got " + errors.server());
+            }
+            redisUri.setVerifyPeer(tls.verifyMode());
+            ClientOptions.Builder withTls = options == null ? ClientOptions.builder() : options.mutate();
+            options = withTls.sslOptions(tls.sslOptions()).build();
+        }
         // The sync API waits at most the URI's timeout for each command. Lettuce's TimeoutOptions
         // would add a timer task per command on top: CPU on every acquire for nothing this client uses.
         // Resources passed in are the caller's: shutting this client down leaves them running.

@@ -1,6 +1,7 @@
 package dev.fenced.redis;
 
 import dev.fenced.StoreAuthenticationException;
+import dev.fenced.StoreTlsException;
 import dev.fenced.StoreUnavailableException;
 import dev.fenced.internal.Redaction;
 import io.lettuce.core.RedisException;
@@ -47,10 +48,22 @@ final class RedisErrors {
 
     private StoreUnavailableException translate(RedisException e, String what) {
         String reason = rootMessage(e);
+        if (isTlsFailure(e)) {
+            return new StoreTlsException("TLS with Redis at " + server + " failed: " + reason, e);
+        }
         if (isAuthFailure(reason)) {
             return new StoreAuthenticationException("Redis at " + server + " refused the credentials: " + reason, e);
         }
         return new StoreUnavailableException("Redis at " + server + " " + what + ": " + reason, e);
+    }
+
+    private static boolean isTlsFailure(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof javax.net.ssl.SSLException || t instanceof java.security.GeneralSecurityException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static boolean isAuthFailure(String reason) {

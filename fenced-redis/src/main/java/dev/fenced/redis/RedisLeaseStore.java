@@ -83,7 +83,7 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
             this.ownsConnection = true;
             this.errors = RedisErrors.forUri(builder.uri);
             RedisConnector.Opened opened = RedisConnector.open(builder.uri, builder.commandTimeout,
-                    builder.clientResources, builder.clientOptions, builder.commandListener, errors);
+                    builder.clientResources, builder.clientOptions, builder.tls, builder.commandListener, errors);
             this.client = opened.client();
             this.connection = opened.connection();
         }
@@ -300,6 +300,7 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
         private FencedObserver observer = FencedObserver.NONE;
         private ClientResources clientResources;
         private ClientOptions clientOptions;
+        private RedisTls tls;
 
         private Builder(String uri, StatefulRedisConnection<String, String> sharedConnection, RedisClient callersClient) {
             this.uri = uri;
@@ -391,6 +392,16 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
         public Builder clientOptions(ClientOptions clientOptions) {
             requireOwnConnection("client options");
             this.clientOptions = Objects.requireNonNull(clientOptions, "clientOptions");
+            return this;
+        }
+
+        /**
+         * Certificates to trust, this client's certificate and how much to verify, for a
+         * {@code rediss://} URL. A failed handshake is a {@link dev.fenced.StoreTlsException}.
+         */
+        public Builder tls(RedisTls tls) {
+            requireOwnConnection("TLS settings");
+            this.tls = Objects.requireNonNull(tls, "tls");
             return this;
         }
 
