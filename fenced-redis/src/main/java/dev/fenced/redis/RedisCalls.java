@@ -3,7 +3,7 @@ package dev.fenced.redis;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -21,10 +21,10 @@ import java.util.function.Function;
 final class RedisCalls {
     private static final Map<String, String> SHA1 = new ConcurrentHashMap<>();
 
-    private final RedisCommands<String, String> commands;
+    private final RedisClusterCommands<String, String> commands;
     private final RedisErrors errors;
 
-    RedisCalls(RedisCommands<String, String> commands, RedisErrors errors) {
+    RedisCalls(RedisClusterCommands<String, String> commands, RedisErrors errors) {
         this.commands = commands;
         this.errors = errors;
     }
@@ -45,7 +45,7 @@ final class RedisCalls {
     }
 
     /** Any other command or commands. */
-    <T> T call(Function<RedisCommands<String, String>, T> command) {
+    <T> T call(Function<RedisClusterCommands<String, String>, T> command) {
         try {
             return command.apply(commands);
         } catch (RedisException e) {

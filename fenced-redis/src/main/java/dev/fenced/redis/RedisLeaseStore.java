@@ -11,8 +11,10 @@ import dev.fenced.LogKeys;
 import dev.fenced.StoreAuthenticationException;
 import dev.fenced.StoreUnavailableException;
 import dev.fenced.TokenSource;
+import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.event.command.CommandListener;
 import io.lettuce.core.resource.ClientResources;
@@ -49,10 +51,10 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
 
     private final RedisErrors errors;
     /** Null when the store runs on a client or a connection the caller owns. */
-    private final RedisClient client;
+    private final AbstractRedisClient client;
     /** Whether close() closes the connection: the store opened it (on its own client or the caller's). */
     private final boolean ownsConnection;
-    private final StatefulRedisConnection<String, String> connection;
+    private final StatefulConnection<String, String> connection;
     private final RedisCalls calls;
     private final RedisKeys keys;
     private final FenceFloor fenceFloor;
@@ -74,11 +76,14 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
             this.client = null;
             this.connection = builder.sharedConnection;
             this.ownsConnection = false;
+            this.calls = new RedisCalls(builder.sharedConnection.sync(), errors);
         } else if (builder.callersClient != null) {
             this.errors = RedisErrors.forCallersConnection();
             this.client = null;
-            this.connection = RedisConnector.connect(builder.callersClient, errors);
+            StatefulRedisConnection<String, String> opened = RedisConnector.connect(builder.callersClient, errors);
+            this.connection = opened;
             this.ownsConnection = true;
+            this.calls = new RedisCalls(opened.sync(), errors);
         } else {
             this.ownsConnection = true;
             this.errors = RedisErrors.forUri(builder.uri);
@@ -86,8 +91,8 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
                     builder.clientResources, builder.clientOptions, builder.tls, builder.commandListener, errors);
             this.client = opened.client();
             this.connection = opened.connection();
+            this.calls = new RedisCalls(opened.commands(), errors);
         }
-        this.calls = new RedisCalls(connection.sync(), errors);
     }
 
     /**

@@ -1,0 +1,111 @@
+package dev.fenced.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.fenced.Lease;
+import dev.fenced.LeaseStore;
+import dev.fenced.StoreUnavailableException;
+import dev.fenced.testing.LeaseStoreContract;
+import dev.fenced.testing.TestRedisCluster;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.cluster.SlotHash;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The lease contract on a Redis Cluster of 3 primaries and 3 replicas ({@code redis-cluster://}),
+ * real {@code redis-server} processes. A resource's lease and counter share a hash tag, so the
+ * one script runs on the one node that owns them. Then that node's primary dies: its replica is
+ * promoted, and the same store, without a rebuild, finds it and grants the next lease with a
+ * greater token. The test waits for the replica to have the counter ({@code WAIT}); a lagging
+ * replica is the fence's case (RELIABILITY.md).
+ */
+class RedisClusterTest extends LeaseStoreContract {
+    private static TestRedisCluster cluster;
+    private static RedisLeaseStore store;
+
+    @BeforeAll
+    static void start() {
+        cluster = TestRedisCluster.start();
+        store = RedisLeaseStore.builder(cluster.uri()).commandTimeout(Duration.ofSeconds(2)).build();
+    }
+
+    @AfterAll
+    static void stop() {
+        if (store != null) {
+            store.close();
+        }
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    @Override
+    protected LeaseStore store() {
+        return store;
+    }
+
+    @Override
+    protected void expireLeaseBehindItsBack(String resource) {
+        store.forget(resource);
+    }
+
+    @Test
+    void resourcesSpreadOverThePrimariesAndEachKeepsItsOwnCounter() {
+        java.util.Set<Integer> primaries = new java.util.HashSet<>();
+        for (int i = 0; i < 30; i++) {
+            String resource = freshResource();
+            Lease lease = store.tryAcquire(resource, Duration.ofSeconds(5)).orElseThrow();
+            assertThat(lease.token()).isEqualTo(1);
+            primaries.add(cluster.primaryOf(SlotHash.getSlot(store.keys().lockKey(resource))));
+            assertThat(SlotHash.getSlot(store.keys().fenceKey(resource))).isEqualTo(SlotHash.getSlot(store.keys().lockKey(resource)));
+            lease.release();
+        }
+        assertThat(primaries).as("30 resources land on all three primaries").hasSize(3);
+    }
+
+    @Test
+    void theStoreFollowsAPrimaryFailoverAndTokensKeepGrowing() throws Exception {
+        String resource = freshResource();
+        long before = store.tryAcquire(resource, Duration.ofSeconds(5)).map(lease -> {
+            lease.release();
+            return lease.token();
+        }).orElseThrow();
+        int slot = SlotHash.getSlot(store.keys().lockKey(resource));
+        int primary = cluster.primaryOf(slot);
+        try (RedisClient client = RedisClient.create(RedisURI.create("127.0.0.1", primary));
+             StatefulRedisConnection<String, String> direct = client.connect()) {
+            assertThat(direct.sync().waitForReplication(1, 5_000)).as("the replica has the counter").isEqualTo(1);
+        }
+        cluster.stopNode(primary);
+        Optional<Lease> after = Optional.empty();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (after.isEmpty() && System.nanoTime() < deadline) {
+            try {
+                after = store.tryAcquire(resource, Duration.ofSeconds(5));
+            } catch (StoreUnavailableException e) {
+                Thread.sleep(200); // the replica is not promoted yet, or the store has not seen it
+            }
+        }
+        assertThat(after).as("a lease from the promoted replica within 60 s").isPresent();
+        assertThat(after.get().token()).isGreaterThan(before);
+        assertThat(cluster.primaryOf(slot)).as("the replica took over the slot").isNotEqualTo(primary);
+        after.get().release();
+    }
+
+    @Test
+    void badClusterUrlsAreRefusedBeforeConnecting() {
+        assertThatThrownBy(() -> RedisLeaseStore.builder("redis-cluster://127.0.0.1:1,,127.0.0.1:2").build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("malformed Redis Cluster URL");
+        assertThatThrownBy(() -> RedisLeaseStore.builder("redis-cluster://:s3cret@127.0.0.1:7000/3").build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("only database 0")
+                .satisfies(e -> assertThat(e.getMessage()).doesNotContain("s3cret"));
+    }
+}
