@@ -18,7 +18,7 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * Runs every benchmark with its baseline in the same run and prints ratios. Uses the servers in
  * {@code FENCED_REDIS_URL}, {@code FENCED_PG_URL}, {@code FENCED_MARIADB_URL} and (for the fleet)
  * {@code FENCED_NATS_URL}, or embedded ones. {@code --quick} proves they still run in a few
- * minutes; its figures are rough. {@code --only lease|writes|transactions|tokens|settlement|fleet|memory} runs
+ * minutes; its figures are rough. {@code --only lease|cluster|writes|transactions|tokens|settlement|fleet|memory} runs
  * one section.
  */
 public final class BenchMain {
@@ -33,8 +33,8 @@ public final class BenchMain {
                 only = args[i + 1];
             }
         }
-        if (only != null && !List.of("lease", "writes", "transactions", "tokens", "settlement", "fleet", "memory").contains(only)) {
-            System.err.println("benchmarks: --only takes lease, writes, transactions, tokens, settlement, fleet or memory, got " + only);
+        if (only != null && !List.of("lease", "cluster", "writes", "transactions", "tokens", "settlement", "fleet", "memory").contains(only)) {
+            System.err.println("benchmarks: --only takes lease, cluster, writes, transactions, tokens, settlement, fleet or memory, got " + only);
             System.exit(2);
         }
         EmbeddedRedis redis = null;
@@ -76,6 +76,9 @@ public final class BenchMain {
                 report.append(PairedLeases.run(redisUrl, quick));
                 leases(report, quick, 1);
                 leases(report, quick, 8);
+            }
+            if (only == null || only.equals("lease") || only.equals("cluster")) {
+                report.append(PairedLeases.runOnCluster(quick));
             }
             Map<String, String> databases = new LinkedHashMap<>();
             databases.put("postgresql", pgUrl);

@@ -3,10 +3,15 @@ package dev.fenced.bench;
 import dev.fenced.Lease;
 import dev.fenced.redis.RedisKeys;
 import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.embedded.EmbeddedRedisCluster;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SetArgs;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -50,50 +55,14 @@ final class PairedLeases {
 
     static String run(String redisUrl, boolean quick) throws InterruptedException {
         int rounds = quick ? 600 : 10_000;
-        StringBuilder out = new StringBuilder("## Acquire + token + release: fenced against the floor, interleaved\n\n")
-                .append("| threads | side | cycles/s | time per cycle vs the floor | 95 % interval |\n")
-                .append("|---:|---|---:|---:|---:|\n");
-        String redisCpu = "";
+        StringBuilder out = new StringBuilder("## Acquire + token + release: fenced against the floor, interleaved\n\n");
+        String redisCpu;
         RedisClient client = RedisClient.create(redisUrl);
         // Every side on one connection: two identical floor loops on two connections differ by 4 to
         // 20 % here, by which event-loop thread serves each; that is not what is compared.
         try (StatefulRedisConnection<String, String> connection = client.connect();
              RedisLeaseStore fenced = RedisLeaseStore.builder(connection).build()) {
-            RedisCommands<String, String> commands = connection.sync();
-            String cadSha = commands.scriptLoad(LeaseBench.CAD);
-            String bareSha = commands.scriptLoad(BARE_SCRIPT);
-            for (int threads : List.of(1, 8)) {
-                List<String> names = new ArrayList<>();
-                for (int i = 0; i < threads; i++) {
-                    names.add("bench:" + UUID.randomUUID());
-                }
-                Side fencedSide = thread -> {
-                    Lease lease = fenced.tryAcquire(names.get(thread), Duration.ofSeconds(30)).orElseThrow();
-                    lease.release();
-                };
-                Side bareScriptSide = thread -> {
-                    String key = RedisKeys.DEFAULT.lockKey(names.get(thread));
-                    String owner = UUID.randomUUID().toString();
-                    Long token = commands.evalsha(bareSha, ScriptOutputType.INTEGER,
-                            new String[] {key, RedisKeys.DEFAULT.fenceKey(names.get(thread))}, owner, "30000");
-                    if (token == null || token == 0) {
-                        throw new IllegalStateException("lease not granted");
-                    }
-                    commands.evalsha(cadSha, ScriptOutputType.INTEGER, new String[] {key}, owner);
-                };
-                Side floorSide = thread -> {
-                    String key = RedisKeys.DEFAULT.lockKey(names.get(thread));
-                    String owner = UUID.randomUUID().toString();
-                    if (!"OK".equals(commands.set(key, owner, SetArgs.Builder.nx().px(30_000)))) {
-                        throw new IllegalStateException("lease not granted");
-                    }
-                    commands.evalsha(cadSha, ScriptOutputType.INTEGER, new String[] {key}, owner);
-                };
-                out.append(measure(threads, rounds, fencedSide, bareScriptSide, floorSide));
-                if (threads == 1) {
-                    redisCpu = redisCpuPerCycle(commands, quick ? 2_000 : 20_000, fencedSide, bareScriptSide, floorSide);
-                }
-            }
+            redisCpu = table(out, connection.sync(), fenced, rounds, quick);
         } finally {
             client.shutdown();
         }
@@ -106,6 +75,68 @@ final class PairedLeases {
                 .append("\nThe Redis server's own CPU time (`INFO cpu`, user + system) per acquire + token + release, each side run")
                 .append(" alone on 1 thread in the order floor, bare script, fenced, fenced, bare script, floor: the work each")
                 .append(" cycle leaves on a Redis that many workers share.\n\n").toString();
+    }
+
+    /** The same interleaved table on an embedded Redis Cluster of 3 primaries and 3 replicas, every side on one cluster connection. */
+    static String runOnCluster(boolean quick) throws InterruptedException {
+        int rounds = quick ? 600 : 10_000;
+        StringBuilder out = new StringBuilder("## Acquire + token + release on a Redis Cluster: fenced against the floor, interleaved\n\n");
+        try (EmbeddedRedisCluster cluster = EmbeddedRedisCluster.start()) {
+            RedisClusterClient client = RedisClusterClient.create(
+                    cluster.ports().subList(0, 3).stream().map(port -> RedisURI.create("127.0.0.1", port)).toList());
+            try (StatefulRedisClusterConnection<String, String> connection = client.connect();
+                 RedisLeaseStore fenced = RedisLeaseStore.builder(connection).build()) {
+                table(out, connection.sync(), fenced, rounds, false);
+            } finally {
+                client.shutdown();
+            }
+        }
+        return out.append("\nAn embedded cluster (3 primaries, 3 replicas, real `redis-server` processes on this machine) and one cluster")
+                .append(" connection for all three sides; each thread's resource lives on the node its hash tag names, the same")
+                .append(" node for the three sides. Otherwise as the table above.\n\n").toString();
+    }
+
+    /** Appends the interleaved rows for 1 and 8 threads; returns the Redis CPU rows when asked (one server only). */
+    private static String table(StringBuilder out, RedisClusterCommands<String, String> commands, RedisLeaseStore fenced, int rounds,
+                                boolean quickCpu) throws InterruptedException {
+        out.append("| threads | side | cycles/s | time per cycle vs the floor | 95 % interval |\n")
+                .append("|---:|---|---:|---:|---:|\n");
+        String redisCpu = "";
+        String cadSha = commands.scriptLoad(LeaseBench.CAD);
+        String bareSha = commands.scriptLoad(BARE_SCRIPT);
+        for (int threads : List.of(1, 8)) {
+            List<String> names = new ArrayList<>();
+            for (int i = 0; i < threads; i++) {
+                names.add("bench:" + UUID.randomUUID());
+            }
+            Side fencedSide = thread -> {
+                Lease lease = fenced.tryAcquire(names.get(thread), Duration.ofSeconds(30)).orElseThrow();
+                lease.release();
+            };
+            Side bareScriptSide = thread -> {
+                String key = RedisKeys.DEFAULT.lockKey(names.get(thread));
+                String owner = UUID.randomUUID().toString();
+                Long token = commands.evalsha(bareSha, ScriptOutputType.INTEGER,
+                        new String[] {key, RedisKeys.DEFAULT.fenceKey(names.get(thread))}, owner, "30000");
+                if (token == null || token == 0) {
+                    throw new IllegalStateException("lease not granted");
+                }
+                commands.evalsha(cadSha, ScriptOutputType.INTEGER, new String[] {key}, owner);
+            };
+            Side floorSide = thread -> {
+                String key = RedisKeys.DEFAULT.lockKey(names.get(thread));
+                String owner = UUID.randomUUID().toString();
+                if (!"OK".equals(commands.set(key, owner, SetArgs.Builder.nx().px(30_000)))) {
+                    throw new IllegalStateException("lease not granted");
+                }
+                commands.evalsha(cadSha, ScriptOutputType.INTEGER, new String[] {key}, owner);
+            };
+            out.append(measure(threads, rounds, fencedSide, bareScriptSide, floorSide));
+            if (threads == 1 && commands instanceof RedisCommands<String, String> one) {
+                redisCpu = redisCpuPerCycle(one, quickCpu ? 2_000 : 20_000, fencedSide, bareScriptSide, floorSide);
+            }
+        }
+        return redisCpu;
     }
 
     private static String redisCpuPerCycle(RedisCommands<String, String> commands, int cycles, Side fenced, Side bareScript, Side floor) {

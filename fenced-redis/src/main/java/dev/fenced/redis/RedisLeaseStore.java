@@ -16,6 +16,7 @@ import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.event.command.CommandListener;
 import io.lettuce.core.resource.ClientResources;
 import java.time.Duration;
@@ -71,12 +72,17 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
         this.ownerLabel = builder.ownerLabel;
         this.reseedMargin = builder.reseedMargin;
         this.observer = builder.observer;
-        if (builder.sharedConnection != null) {
+        if (builder.sharedConnection != null || builder.sharedClusterConnection != null) {
             this.errors = RedisErrors.forCallersConnection();
             this.client = null;
-            this.connection = builder.sharedConnection;
             this.ownsConnection = false;
-            this.calls = new RedisCalls(builder.sharedConnection.sync(), errors);
+            if (builder.sharedConnection != null) {
+                this.connection = builder.sharedConnection;
+                this.calls = new RedisCalls(builder.sharedConnection.sync(), errors);
+            } else {
+                this.connection = builder.sharedClusterConnection;
+                this.calls = new RedisCalls(builder.sharedClusterConnection.sync(), errors);
+            }
         } else if (builder.callersClient != null) {
             this.errors = RedisErrors.forCallersConnection();
             this.client = null;
@@ -96,12 +102,15 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
     }
 
     /**
-     * Starts a builder for the Redis server at {@code uri}: {@code redis://[user:password@]host:port[/db]},
-     * {@code rediss://...} for TLS, or {@code redis-sentinel://host:port#master} to follow a
-     * Sentinel's failovers (a failover can grant a lease twice; the fence still holds).
+     * Starts a builder for the Redis at {@code uri}: {@code redis://[user:password@]host:port[/db]},
+     * {@code rediss://...} for TLS ({@link Builder#tls}), {@code redis-sentinel://host:port[,host:port]#master}
+     * to follow a Sentinel's failovers, or {@code redis-cluster://host:port[,host:port...]}
+     * ({@code rediss-cluster://} with TLS) for a Redis Cluster: a resource's two keys share a hash
+     * tag, so each acquisition runs on the one node that owns them. A failover can grant a lease
+     * twice, and can lose the last tokens of a lagging replica; the fence still holds.
      */
     public static Builder builder(String uri) {
-        return new Builder(uri, null, null);
+        return new Builder(uri, null, null, null);
     }
 
     /**
@@ -111,7 +120,12 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
      * in MULTI or select another database while the store uses it.
      */
     public static Builder builder(StatefulRedisConnection<String, String> connection) {
-        return new Builder(null, Objects.requireNonNull(connection, "connection"), null);
+        return new Builder(null, Objects.requireNonNull(connection, "connection"), null, null);
+    }
+
+    /** As {@link #builder(StatefulRedisConnection)}, on the caller's connection to a Redis Cluster. */
+    public static Builder builder(StatefulRedisClusterConnection<String, String> connection) {
+        return new Builder(null, null, null, Objects.requireNonNull(connection, "connection"));
     }
 
     /**
@@ -121,7 +135,7 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
      * closes that connection and leaves the client running. The client's URI timeout bounds each command.
      */
     public static Builder builder(RedisClient client) {
-        return new Builder(null, null, Objects.requireNonNull(client, "client"));
+        return new Builder(null, null, Objects.requireNonNull(client, "client"), null);
     }
 
     /** The key layout this store reads and writes; {@link RedisKeys#DEFAULT} unless a prefix was set. */
@@ -295,6 +309,7 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
         private final String uri;
         private final StatefulRedisConnection<String, String> sharedConnection;
         private final RedisClient callersClient;
+        private final StatefulRedisClusterConnection<String, String> sharedClusterConnection;
         private FenceFloor fenceFloor;
         private TokenSource tokenSource;
         private String ownerLabel;
@@ -307,10 +322,16 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
         private ClientOptions clientOptions;
         private RedisTls tls;
 
-        private Builder(String uri, StatefulRedisConnection<String, String> sharedConnection, RedisClient callersClient) {
+        private Builder(String uri, StatefulRedisConnection<String, String> sharedConnection, RedisClient callersClient,
+                        StatefulRedisClusterConnection<String, String> sharedClusterConnection) {
             this.uri = uri;
             this.sharedConnection = sharedConnection;
             this.callersClient = callersClient;
+            this.sharedClusterConnection = sharedClusterConnection;
+        }
+
+        private boolean onCallersConnection() {
+            return sharedConnection != null || callersClient != null || sharedClusterConnection != null;
         }
 
         /**
@@ -364,7 +385,7 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
          * by default. Not for a store on the caller's connection, which keeps its own timeout.
          */
         public Builder commandTimeout(Duration commandTimeout) {
-            if (sharedConnection != null || callersClient != null) {
+            if (onCallersConnection()) {
                 throw new IllegalStateException("a store on the caller's client or connection uses its timeout;"
                         + " set it on the client's RedisURI (RedisURI.setTimeout)");
             }
@@ -411,7 +432,7 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
         }
 
         private void requireOwnConnection(String what) {
-            if (sharedConnection != null || callersClient != null) {
+            if (onCallersConnection()) {
                 throw new IllegalStateException("a store on the caller's client or connection uses its " + what);
             }
         }

@@ -7,7 +7,7 @@ import dev.fenced.Lease;
 import dev.fenced.LeaseStore;
 import dev.fenced.StoreUnavailableException;
 import dev.fenced.testing.LeaseStoreContract;
-import dev.fenced.testing.TestRedisCluster;
+import dev.fenced.embedded.EmbeddedRedisCluster;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -28,12 +28,12 @@ import org.junit.jupiter.api.Test;
  * replica is the fence's case (RELIABILITY.md).
  */
 class RedisClusterTest extends LeaseStoreContract {
-    private static TestRedisCluster cluster;
+    private static EmbeddedRedisCluster cluster;
     private static RedisLeaseStore store;
 
     @BeforeAll
     static void start() {
-        cluster = TestRedisCluster.start();
+        cluster = EmbeddedRedisCluster.start();
         store = RedisLeaseStore.builder(cluster.uri()).commandTimeout(Duration.ofSeconds(2)).build();
     }
 

@@ -1,6 +1,5 @@
-package dev.fenced.testing;
+package dev.fenced.embedded;
 
-import dev.fenced.embedded.EmbeddedRedis;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -23,13 +22,13 @@ import redis.embedded.RedisServer;
  * by this class with CLUSTER MEET, ADDSLOTS and REPLICATE, so no {@code redis-cli} is needed. A
  * primary that stops is replaced by its replica after the node timeout (1 s).
  */
-public final class TestRedisCluster implements AutoCloseable {
+public final class EmbeddedRedisCluster implements AutoCloseable {
     private static final int SLOTS = 16_384;
     private final List<Integer> ports = new ArrayList<>();
     private final List<RedisServer> servers = new ArrayList<>();
     private final Path dir;
 
-    private TestRedisCluster() throws IOException {
+    private EmbeddedRedisCluster() throws IOException {
         dir = Files.createTempDirectory("fenced-cluster-");
         for (int i = 0; i < 6; i++) {
             int port = freeClusterPort();
@@ -39,9 +38,9 @@ public final class TestRedisCluster implements AutoCloseable {
     }
 
     /** Starts the six nodes and waits until the cluster says {@code cluster_state:ok} on every node. */
-    public static TestRedisCluster start() {
+    public static EmbeddedRedisCluster start() {
         try {
-            TestRedisCluster cluster = new TestRedisCluster();
+            EmbeddedRedisCluster cluster = new EmbeddedRedisCluster();
             cluster.join();
             return cluster;
         } catch (IOException e) {
