@@ -130,13 +130,21 @@ final class RedisConnector {
         return seeds;
     }
 
-    /** One connection on the caller's client, which stays the caller's to shut down. */
-    static StatefulRedisConnection<String, String> connect(RedisClient client, RedisErrors errors) {
+    /** One connection on the caller's client, which stays the caller's to shut down; the client in the answer is null. */
+    static Opened connect(AbstractRedisClient client, RedisErrors errors) {
         try {
-            return client.connect();
+            if (client instanceof RedisClusterClient cluster) {
+                StatefulRedisClusterConnection<String, String> connection = cluster.connect();
+                return new Opened(null, connection, connection.sync());
+            }
+            if (client instanceof RedisClient one) {
+                StatefulRedisConnection<String, String> connection = one.connect();
+                return new Opened(null, connection, connection.sync());
+            }
         } catch (RedisException e) {
             throw errors.unreachable(e);
         }
+        throw new IllegalArgumentException("a store runs on a RedisClient or a RedisClusterClient, not a " + client.getClass().getName());
     }
 
     private static RedisURI parse(String uri, String redacted) {

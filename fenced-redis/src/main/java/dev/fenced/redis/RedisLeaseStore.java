@@ -16,6 +16,7 @@ import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.event.command.CommandListener;
 import io.lettuce.core.resource.ClientResources;
@@ -86,10 +87,10 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
         } else if (builder.callersClient != null) {
             this.errors = RedisErrors.forCallersConnection();
             this.client = null;
-            StatefulRedisConnection<String, String> opened = RedisConnector.connect(builder.callersClient, errors);
-            this.connection = opened;
+            RedisConnector.Opened opened = RedisConnector.connect(builder.callersClient, errors);
+            this.connection = opened.connection();
             this.ownsConnection = true;
-            this.calls = new RedisCalls(opened.sync(), errors);
+            this.calls = new RedisCalls(opened.commands(), errors);
         } else {
             this.ownsConnection = true;
             this.errors = RedisErrors.forUri(builder.uri);
@@ -135,6 +136,11 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
      * closes that connection and leaves the client running. The client's URI timeout bounds each command.
      */
     public static Builder builder(RedisClient client) {
+        return new Builder(null, null, Objects.requireNonNull(client, "client"), null);
+    }
+
+    /** As {@link #builder(RedisClient)}, on the caller's Redis Cluster client: the store opens one cluster connection of its own. */
+    public static Builder builder(RedisClusterClient client) {
         return new Builder(null, null, Objects.requireNonNull(client, "client"), null);
     }
 
@@ -308,7 +314,7 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
     public static final class Builder {
         private final String uri;
         private final StatefulRedisConnection<String, String> sharedConnection;
-        private final RedisClient callersClient;
+        private final AbstractRedisClient callersClient;
         private final StatefulRedisClusterConnection<String, String> sharedClusterConnection;
         private FenceFloor fenceFloor;
         private TokenSource tokenSource;
@@ -322,7 +328,7 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
         private ClientOptions clientOptions;
         private RedisTls tls;
 
-        private Builder(String uri, StatefulRedisConnection<String, String> sharedConnection, RedisClient callersClient,
+        private Builder(String uri, StatefulRedisConnection<String, String> sharedConnection, AbstractRedisClient callersClient,
                         StatefulRedisClusterConnection<String, String> sharedClusterConnection) {
             this.uri = uri;
             this.sharedConnection = sharedConnection;

@@ -13,9 +13,11 @@ import dev.fenced.jdbc.JdbcFenceFloor;
 import dev.fenced.jdbc.JdbcSequenceTokenSource;
 import dev.fenced.micrometer.FencedMeters;
 import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.redis.RedisTls;
 import dev.fenced.spring.SpringFencedTransactions;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.cluster.RedisClusterClient;
 import io.micrometer.core.instrument.MeterRegistry;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.ObjectProvider;
@@ -39,8 +41,8 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * Actuator health indicator). Every bean backs off
  * when the application defines its own.
  *
- * <p>Does not take a Redis Cluster client from Spring (the store runs on one server or a Sentinel
- * group): with a cluster, set {@code fenced.redis.url} to a server or define a {@link LeaseStore}.
+ * <p>On Spring's client the store takes that client's deployment (one server, Sentinel, Cluster) and
+ * TLS; on {@code fenced.redis.url}, the URL's, with {@code fenced.redis.tls.*}.
  */
 @AutoConfiguration(
         afterName = {
@@ -125,6 +127,20 @@ public class FencedAutoConfiguration {
                                          ObjectProvider<TokenSource> tokens, ObjectProvider<FencedObserver> observer) {
             RedisLeaseStore.Builder builder = RedisLeaseStore.builder(properties.getRedis().getUrl())
                     .commandTimeout(properties.getRedis().getCommandTimeout());
+            FencedProperties.Tls tls = properties.getRedis().getTls();
+            if (tls.getCaFile() != null || tls.getCertFile() != null || tls.getVerify() != RedisTls.Verify.FULL) {
+                RedisTls.Builder settings = RedisTls.builder().verify(tls.getVerify());
+                if (tls.getCaFile() != null) {
+                    settings.trustedCertificates(tls.getCaFile());
+                }
+                if ((tls.getCertFile() == null) != (tls.getKeyFile() == null)) {
+                    throw new IllegalStateException("fenced.redis.tls.cert-file and fenced.redis.tls.key-file go together");
+                }
+                if (tls.getCertFile() != null) {
+                    settings.clientCertificate(tls.getCertFile(), tls.getKeyFile());
+                }
+                builder.tls(settings.build());
+            }
             return LeaseStores.configure(builder, properties, floor, tokens, observer).build();
         }
     }
@@ -141,11 +157,16 @@ public class FencedAutoConfiguration {
                                          ObjectProvider<FenceFloor> floor, ObjectProvider<TokenSource> tokens,
                                          ObjectProvider<FencedObserver> observer) {
             AbstractRedisClient client = factory.getNativeClient();
-            if (!(client instanceof RedisClient redisClient)) {
+            RedisLeaseStore.Builder builder;
+            if (client instanceof RedisClusterClient cluster) {
+                builder = RedisLeaseStore.builder(cluster);
+            } else if (client instanceof RedisClient one) {
+                builder = RedisLeaseStore.builder(one);
+            } else {
                 throw new IllegalStateException("fenced: the application's Redis client is a " + client.getClass().getSimpleName()
-                        + "; the lease store runs on one server or a Sentinel group: set fenced.redis.url");
+                        + "; set fenced.redis.url");
             }
-            return LeaseStores.configure(RedisLeaseStore.builder(redisClient), properties, floor, tokens, observer).build();
+            return LeaseStores.configure(builder, properties, floor, tokens, observer).build();
         }
     }
 

@@ -1,5 +1,7 @@
 package dev.fenced.spring.boot;
 
+import dev.fenced.redis.RedisTls;
+import java.nio.file.Path;
 import java.time.Duration;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
@@ -66,6 +68,11 @@ public class FencedProperties {
         private Duration commandTimeout = Duration.ofSeconds(5);
         /** A readable prefix for lease owner ids, e.g. the application's name. */
         private String ownerLabel;
+        private final Tls tls = new Tls();
+
+        public Tls getTls() {
+            return tls;
+        }
 
         public String getUrl() {
             return url;
@@ -97,6 +104,50 @@ public class FencedProperties {
 
         public void setOwnerLabel(String ownerLabel) {
             this.ownerLabel = ownerLabel;
+        }
+    }
+
+    /** TLS for a rediss:// or rediss-cluster:// {@code fenced.redis.url}. */
+    public static class Tls {
+        /** PEM certificates to trust instead of the JVM's trust store. */
+        private Path caFile;
+        /** This client's PEM certificate chain, for servers that ask for one. */
+        private Path certFile;
+        /** Its unencrypted PKCS#8 PEM private key. */
+        private Path keyFile;
+        /** How much of the server's certificate to verify: full (chain and host name), ca (chain only), none. */
+        private RedisTls.Verify verify = RedisTls.Verify.FULL;
+
+        public Path getCaFile() {
+            return caFile;
+        }
+
+        public void setCaFile(Path caFile) {
+            this.caFile = caFile;
+        }
+
+        public Path getCertFile() {
+            return certFile;
+        }
+
+        public void setCertFile(Path certFile) {
+            this.certFile = certFile;
+        }
+
+        public Path getKeyFile() {
+            return keyFile;
+        }
+
+        public void setKeyFile(Path keyFile) {
+            this.keyFile = keyFile;
+        }
+
+        public RedisTls.Verify getVerify() {
+            return verify;
+        }
+
+        public void setVerify(RedisTls.Verify verify) {
+            this.verify = verify;
         }
     }
 

@@ -8,6 +8,7 @@ import dev.fenced.FencedExecutor;
 import dev.fenced.LeaseStore;
 import dev.fenced.StoreUnavailableException;
 import dev.fenced.TokenSource;
+import dev.fenced.embedded.EmbeddedRedisCluster;
 import dev.fenced.jdbc.FencedRows;
 import dev.fenced.jdbc.FencedTransactions;
 import dev.fenced.jdbc.JdbcSequenceTokenSource;
@@ -18,6 +19,7 @@ import dev.fenced.spring.boot.sample.LedgerJob;
 import dev.fenced.spring.boot.sample.SampleApplication;
 import dev.fenced.testing.TestDatabases;
 import dev.fenced.testing.TestRedis;
+import dev.fenced.testing.TlsRedis;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.io.InputStream;
 import java.util.UUID;
@@ -121,6 +123,43 @@ class FencedAutoConfigurationTest {
             for (JsonNode property : metadata.get("properties")) {
                 assertThat(property.has("description")).as(property.get("name").asText() + " has a description").isTrue();
             }
+        }
+    }
+
+    @Test
+    void onATlsUrlWithTheTlsProperties() {
+        try (TlsRedis redis = TlsRedis.start(null)) {
+            runner.withPropertyValues("fenced.redis.url=" + redis.uri(), "fenced.redis.tls.ca-file=" + redis.caCertificate(),
+                    "fenced.redis.tls.cert-file=" + redis.clientCertificate(), "fenced.redis.tls.key-file=" + redis.clientKey())
+                    .run(context -> {
+                        assertThat(context).hasNotFailed();
+                        assertThat(context.getBean(FencedExecutor.class).execute("boot:tls", lease -> lease.token()).status())
+                                .isEqualTo(FencedExecutor.Status.EXECUTED);
+                    });
+            runner.withPropertyValues("fenced.redis.url=" + redis.uri(), "fenced.redis.tls.ca-file=" + redis.otherCaCertificate(),
+                    "fenced.redis.tls.cert-file=" + redis.clientCertificate(), "fenced.redis.tls.key-file=" + redis.clientKey())
+                    .run(context -> assertThat(context).hasFailed().getFailure().hasStackTraceContaining("TLS with Redis at " + redis.uri()));
+            runner.withPropertyValues("fenced.redis.url=" + redis.uri(), "fenced.redis.tls.cert-file=" + redis.clientCertificate())
+                    .run(context -> assertThat(context).hasFailed().getFailure().rootCause().hasMessageContaining("go together"));
+        }
+    }
+
+    /** Spring Data Redis on a cluster: the store opens a cluster connection on Spring's cluster client. */
+    @Test
+    void onSpringsClusterClient() {
+        try (EmbeddedRedisCluster cluster = EmbeddedRedisCluster.start();
+             ConfigurableApplicationContext context = new SpringApplicationBuilder(SampleApplication.class)
+                     .properties("spring.datasource.url=" + TestDatabases.postgresUrl(), "fenced.redis.url=",
+                             "spring.data.redis.cluster.nodes=" + cluster.ports().stream().map(port -> "127.0.0.1:" + port)
+                                     .collect(java.util.stream.Collectors.joining(",")))
+                     .run()) {
+            FencedExecutor executor = context.getBean(FencedExecutor.class);
+            for (int i = 0; i < 10; i++) { // ten resources over the three primaries
+                long first = executor.execute("boot:cluster:" + i, lease -> lease.token()).orThrow();
+                long second = executor.execute("boot:cluster:" + i, lease -> lease.token()).orThrow();
+                assertThat(second).isGreaterThan(first); // the sample's floor (fence_guard) reseeds each new counter above its fences
+            }
+            assertThat(context.getBean(FencedHealthIndicator.class).health().getStatus()).isEqualTo(Status.UP);
         }
     }
 }
