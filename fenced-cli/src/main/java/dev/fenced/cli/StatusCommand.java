@@ -13,6 +13,7 @@ import dev.fenced.redis.LeaseSnapshot;
 import dev.fenced.redis.RedisLeaseStore;
 import dev.fenced.settlement.Merchants;
 import dev.fenced.settlement.RefundSummary;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
@@ -21,10 +22,28 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 @Command(name = "status", mixinStandardHelpOptions = true,
-        description = "Show a merchant's lease, counter, refunds by state, highest fence and the gateway's view.")
+        description = {"Show a merchant's lease, counter, refunds by state, highest fence and the gateway's view;",
+                "or, with --all, one row per merchant, a page at a time (--limit, --offset), redrawn with --watch."})
 final class StatusCommand implements Callable<Integer> {
-    @Option(names = "--merchant", required = true, description = "merchant id, e.g. m_4471")
+    @Option(names = "--merchant", description = "merchant id, e.g. m_4471")
     String merchant;
+
+    @Option(names = "--all", description = "one row per merchant: lease holder, time left, counter, rows by state, failures, highest fence")
+    boolean all;
+
+    @Option(names = "--limit", defaultValue = "50", description = "with --all: merchants per page (default ${DEFAULT-VALUE})")
+    int limit;
+
+    @Option(names = "--offset", defaultValue = "0", description = "with --all: merchants to skip (default ${DEFAULT-VALUE})")
+    int offset;
+
+    @Option(names = "--watch", converter = DurationConverter.class,
+            description = "with --all: redraw every D (e.g. 2s) until Ctrl-C, in place on a terminal")
+    Duration watch;
+
+    /** For tests: stop after this many drawings. */
+    @Option(names = "--watch-times", hidden = true)
+    Integer watchTimes;
 
     @Option(names = "--json", description = "print one JSON document")
     boolean json;
@@ -37,6 +56,15 @@ final class StatusCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (all == (merchant != null)) {
+            throw new UsageException("give --merchant M, or --all");
+        }
+        if (all) {
+            return board();
+        }
+        if (watch != null) {
+            throw new UsageException("--watch goes with --all");
+        }
         String resource = Merchants.resource(merchant);
         Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL"); // before anything connects
         String dbUrl = Connections.require(connections.dbUrl, "--db-url", "FENCED_DB_URL");
@@ -75,5 +103,37 @@ final class StatusCommand implements Callable<Integer> {
             System.out.print(report.text());
         }
         return 0;
+    }
+
+    private int board() throws Exception {
+        if (limit < 1 || limit > 1_000) {
+            throw new UsageException("--limit must be 1 to 1000, got " + limit);
+        }
+        if (offset < 0) {
+            throw new UsageException("--offset must not be negative, got " + offset);
+        }
+        if (watch != null && watch.toMillis() < 100) {
+            throw new UsageException("--watch must be at least 100ms, got " + watch);
+        }
+        Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL"); // before anything connects
+        String dbUrl = Connections.require(connections.dbUrl, "--db-url", "FENCED_DB_URL");
+        boolean terminal = System.console() != null && !json;
+        ObjectMapper mapper = new ObjectMapper();
+        try (HikariDataSource db = Connections.readOnlyDatabase(dbUrl, 2); RedisLeaseStore leases = connections.leases(db, null, FencedObserver.NONE)) {
+            for (int drawn = 1; ; drawn++) {
+                StatusBoard.Page page = StatusBoard.read(db, leases, offset, limit);
+                if (json) {
+                    System.out.println(mapper.writeValueAsString(page)); // one document per line, also when watching
+                } else {
+                    // On a terminal, redraw in place (cursor home, clear); elsewhere one board after another.
+                    System.out.print((terminal ? "\033[H\033[2J" : "") + StatusBoard.text(page));
+                }
+                System.out.flush();
+                if (watch == null || (watchTimes != null && drawn >= watchTimes)) {
+                    return 0;
+                }
+                Thread.sleep(watch.toMillis());
+            }
+        }
     }
 }

@@ -5,7 +5,10 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.ArrayList;
 import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import javax.sql.DataSource;
@@ -40,6 +43,66 @@ public record RefundSummary(String merchant, Map<String, Long> rowsByState, long
             throw new IllegalStateException("could not read the refunds of " + merchant + ": " + e.getMessage(), e);
         }
         return new RefundSummary(merchant, byState, highestFence, total);
+    }
+
+    /**
+     * One page of every merchant's summary, in merchant order: {@code limit} merchants from
+     * {@code offset}. Two statements (the page's merchants, then their rows grouped); a merchant
+     * whose rows change between the two shows what the second read.
+     */
+    public static List<RefundSummary> page(DataSource dataSource, int offset, int limit) {
+        if (offset < 0 || limit < 1) {
+            throw new IllegalArgumentException("a page needs offset >= 0 and limit >= 1, got " + offset + " and " + limit);
+        }
+        try (Connection c = dataSource.getConnection()) {
+            List<String> merchants = new ArrayList<>();
+            try (PreparedStatement s = c.prepareStatement("SELECT DISTINCT merchant FROM refund ORDER BY merchant LIMIT ? OFFSET ?")) {
+                s.setInt(1, limit);
+                s.setInt(2, offset);
+                try (ResultSet rs = s.executeQuery()) {
+                    while (rs.next()) {
+                        merchants.add(rs.getString(1));
+                    }
+                }
+            }
+            if (merchants.isEmpty()) {
+                return List.of();
+            }
+            Map<String, Map<String, Long>> byState = new LinkedHashMap<>();
+            Map<String, Long> fences = new LinkedHashMap<>();
+            Map<String, BigDecimal> totals = new LinkedHashMap<>();
+            String marks = String.join(", ", Collections.nCopies(merchants.size(), "?"));
+            try (PreparedStatement s = c.prepareStatement("SELECT merchant, state, COUNT(*), COALESCE(MAX(fence), 0), COALESCE(SUM(amount), 0)"
+                    + " FROM refund WHERE merchant IN (" + marks + ") GROUP BY merchant, state")) {
+                for (int i = 0; i < merchants.size(); i++) {
+                    s.setString(i + 1, merchants.get(i));
+                }
+                try (ResultSet rs = s.executeQuery()) {
+                    while (rs.next()) {
+                        String merchant = rs.getString(1);
+                        byState.computeIfAbsent(merchant, m -> new TreeMap<>()).put(rs.getString(2), rs.getLong(3));
+                        fences.merge(merchant, rs.getLong(4), Math::max);
+                        totals.merge(merchant, rs.getBigDecimal(5), BigDecimal::add);
+                    }
+                }
+            }
+            return merchants.stream().map(m -> new RefundSummary(m, byState.getOrDefault(m, Map.of()), fences.getOrDefault(m, 0L),
+                    totals.getOrDefault(m, BigDecimal.ZERO))).toList();
+        } catch (SQLException e) {
+            throw new IllegalStateException("could not read the refunds: " + e.getMessage(), e);
+        }
+    }
+
+    /** How many merchants have refund rows. */
+    public static int merchantCount(DataSource dataSource) {
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement s = c.prepareStatement("SELECT COUNT(DISTINCT merchant) FROM refund");
+             ResultSet rs = s.executeQuery()) {
+            rs.next();
+            return rs.getInt(1);
+        } catch (SQLException e) {
+            throw new IllegalStateException("could not count the merchants: " + e.getMessage(), e);
+        }
     }
 
     /** Rows in {@code state}; 0 when there are none. */
