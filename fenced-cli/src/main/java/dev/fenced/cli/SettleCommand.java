@@ -4,6 +4,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.fenced.FencedObserver;
 import dev.fenced.redis.RedisLeaseStore;
 import dev.fenced.settlement.Merchants;
+import dev.fenced.settlement.RefundSummary;
 import dev.fenced.settlement.SettlementEvent;
 import dev.fenced.settlement.SettlementOutcome;
 import dev.fenced.settlement.SettlementWorker;
@@ -42,6 +43,15 @@ public class SettleCommand implements Callable<Integer> {
     @Option(names = "--events", description = "print every event as a JSON line on stdout")
     boolean events;
 
+    @Option(names = "--quiet", description = "no progress on stderr (there is none with --events either)")
+    boolean quiet;
+
+    /** How often a line of progress is printed when stderr is not a terminal. */
+    @Option(names = "--progress-every", hidden = true, defaultValue = "5s", converter = DurationConverter.class)
+    Duration progressEvery;
+
+    private volatile Progress progress = Progress.off();
+
     @Mixin
     Connections connections;
 
@@ -65,7 +75,11 @@ public class SettleCommand implements Callable<Integer> {
             SettlementWorker worker = adapt(journal.apply(builder)).build();
             beforeSettling();
             SettlementOutcome outcome;
-            try (Drain drain = Drain.onSignal(Connections.DRAIN_TIME)) {
+            RefundSummary before = RefundSummary.of(db, merchant);
+            long toSettle = before.count("pending") + before.count("sending");
+            try (Drain drain = Drain.onSignal(Connections.DRAIN_TIME);
+                 Progress shown = quiet || events ? Progress.off() : Progress.of("settle " + merchant, toSettle, "refunds", progressEvery)) {
+                progress = shown;
                 outcome = worker.settle(merchant, drain::requested);
             }
             report(outcome);
@@ -98,6 +112,10 @@ public class SettleCommand implements Callable<Integer> {
     protected void print(SettlementEvent event) {
         if (events) {
             EventLines.event(event, merchant);
+        }
+        switch (event.type()) {
+            case CONFIRMED, FAILED, SKIPPED -> progress.step(); // a refund this run finished, or found finished
+            default -> { }
         }
     }
 

@@ -91,9 +91,9 @@ class MoneyCliTest {
         try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).refuseAbove(new BigDecimal("5.00"))
                 .build())) {
             String quiet = seed(2, "8.00");
-            CliRun plain = settle(quiet, gateway.url());
+            CliRun plain = run("settle", "--quiet", "--merchant", quiet, "--redis-url", REDIS, "--db-url", DB, "--gateway-url", gateway.url());
             assertThat(plain.exit()).as(plain.both()).isZero();
-            assertThat(plain.stderr()).isEmpty();
+            assertThat(plain.stderr()).as("no log line, and --quiet: no progress").isEmpty();
 
             String loud = seed(2, "20.00");
             CliRun verbose = run("settle", "--verbose", "--merchant", loud, "--redis-url", REDIS, "--db-url", DB, "--gateway-url", gateway.url());
@@ -104,6 +104,41 @@ class MoneyCliTest {
                     .anyMatch(line -> line.contains(" WARN ") && line.contains("failed " + resource + " " + loud + "_r001"))
                     .anyMatch(line -> line.contains(" INFO ") && line.contains("outcome " + resource) && line.contains("REJECTED"));
             assertThat(verbose.stderr()).doesNotContain("\tat ");
+        }
+    }
+
+    /**
+     * Without a terminal, settle reports its progress on stderr at a steady interval, one line
+     * each, counting up to the refunds it found to settle; stdout keeps only the result. With
+     * {@code --quiet}, and with {@code --events}, there is none.
+     */
+    @Test
+    void settleReportsProgressLinesWithoutATerminal() {
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ofMillis(60)).build())) {
+            String merchant = seed(30, "300.00");
+            CliRun run = run("settle", "--merchant", merchant, "--progress-every", "250ms", "--redis-url", REDIS, "--db-url", DB,
+                    "--gateway-url", gateway.url());
+            assertThat(run.exit()).as(run.both()).isZero();
+            java.util.regex.Pattern line = java.util.regex.Pattern.compile(
+                    "settle " + merchant + ": (\\d+)/30 refunds \\((\\d+) %\\), \\d+\\.\\d/s(, about \\d+ s left)?");
+            List<Long> counts = run.stderr().lines().map(line::matcher).filter(java.util.regex.Matcher::matches)
+                    .map(m -> Long.parseLong(m.group(1))).toList();
+            assertThat(counts).as(run.stderr()).hasSizeGreaterThanOrEqualTo(2).isSorted();
+            assertThat(run.stderr().lines()).as("nothing but progress lines").allMatch(l -> line.matcher(l).matches());
+            assertThat(run.stdout()).doesNotContain("refunds (");
+
+            String quiet = seed(30, "300.00");
+            CliRun silent = run("settle", "--quiet", "--merchant", quiet, "--progress-every", "250ms", "--redis-url", REDIS, "--db-url", DB,
+                    "--gateway-url", gateway.url());
+            assertThat(silent.exit()).isZero();
+            assertThat(silent.stderr()).isEmpty();
+
+            String evented = seed(30, "300.00");
+            CliRun events = run("settle", "--events", "--merchant", evented, "--progress-every", "250ms", "--redis-url", REDIS, "--db-url", DB,
+                    "--gateway-url", gateway.url());
+            assertThat(events.exit()).isZero();
+            assertThat(events.stderr()).isEmpty();
+            assertThat(events.stdout().lines()).allMatch(l -> l.startsWith("{"));
         }
     }
 
