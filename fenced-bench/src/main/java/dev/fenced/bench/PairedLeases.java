@@ -1,18 +1,18 @@
 package dev.fenced.bench;
 
 import dev.fenced.Lease;
+import dev.fenced.embedded.EmbeddedRedisCluster;
 import dev.fenced.redis.RedisKeys;
 import dev.fenced.redis.RedisLeaseStore;
-import dev.fenced.embedded.EmbeddedRedisCluster;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SetArgs;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
-import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -23,6 +23,10 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import org.redisson.Redisson;
+import org.redisson.api.RFencedLock;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
 
 /**
  * Acquire + token + release, fenced against the floor (SET NX PX and compare-and-delete, no token)
@@ -58,17 +62,22 @@ final class PairedLeases {
         StringBuilder out = new StringBuilder("## Acquire + token + release: fenced against the floor, interleaved\n\n");
         String redisCpu;
         RedisClient client = RedisClient.create(redisUrl);
+        Config config = new Config();
+        config.useSingleServer().setAddress(redisUrl).setConnectionMinimumIdleSize(8).setConnectionPoolSize(16);
+        RedissonClient redisson = Redisson.create(config);
         // Every side on one connection: two identical floor loops on two connections differ by 4 to
         // 20 % here, by which event-loop thread serves each; that is not what is compared.
         try (StatefulRedisConnection<String, String> connection = client.connect();
              RedisLeaseStore fenced = RedisLeaseStore.builder(connection).build()) {
-            redisCpu = table(out, connection.sync(), fenced, rounds, quick);
+            redisCpu = table(out, connection.sync(), fenced, redisson, rounds, quick);
         } finally {
             client.shutdown();
+            redisson.shutdown();
         }
         out.append("\nEach thread runs ").append(rounds).append(" rounds (after ").append(WARM_UP_ROUNDS)
-                .append(" of warm-up) of one cycle each of fenced, bare script, floor, floor, bare script, fenced; one connection")
-                .append(" for all three. The interval is the mean of the ").append(BATCHES).append(" batch ratios ± 2 standard errors.")
+                .append(" of warm-up) of one cycle each of fenced, bare script, Redisson, floor, floor, Redisson, bare script, fenced;")
+                .append(" one Lettuce connection for fenced, the bare script and the floor, Redisson's own pool (8 to 16 connections) for")
+                .append(" its `RFencedLock` (`tryLockAndGetToken`, `unlock`). The interval is the mean of the ").append(BATCHES).append(" batch ratios ± 2 standard errors.")
                 .append(" The bare script is `SET NX PX` and `INCR` in a script of their own, released like the floor: one script")
                 .append(" with a token on the floor's string lease, apart from the library.\n\n");
         return out.append("| side | Redis CPU per cycle | vs the floor |\n|---|---:|---:|\n").append(redisCpu)
@@ -84,21 +93,26 @@ final class PairedLeases {
         try (EmbeddedRedisCluster cluster = EmbeddedRedisCluster.start()) {
             RedisClusterClient client = RedisClusterClient.create(
                     cluster.ports().subList(0, 3).stream().map(port -> RedisURI.create("127.0.0.1", port)).toList());
+            Config config = new Config();
+            config.useClusterServers().addNodeAddress(cluster.ports().subList(0, 3).stream().map(port -> "redis://127.0.0.1:" + port)
+                    .toArray(String[]::new));
+            RedissonClient redisson = Redisson.create(config);
             try (StatefulRedisClusterConnection<String, String> connection = client.connect();
                  RedisLeaseStore fenced = RedisLeaseStore.builder(connection).build()) {
-                table(out, connection.sync(), fenced, rounds, false);
+                table(out, connection.sync(), fenced, redisson, rounds, false);
             } finally {
                 client.shutdown();
+                redisson.shutdown();
             }
         }
         return out.append("\nAn embedded cluster (3 primaries, 3 replicas, real `redis-server` processes on this machine) and one cluster")
-                .append(" connection for all three sides; each thread's resource lives on the node its hash tag names, the same")
+                .append(" connection for fenced, the bare script and the floor (Redisson its own cluster client); each thread's resource lives on the node its hash tag names, the same")
                 .append(" node for the three sides. Otherwise as the table above.\n\n").toString();
     }
 
     /** Appends the interleaved rows for 1 and 8 threads; returns the Redis CPU rows when asked (one server only). */
-    private static String table(StringBuilder out, RedisClusterCommands<String, String> commands, RedisLeaseStore fenced, int rounds,
-                                boolean quickCpu) throws InterruptedException {
+    private static String table(StringBuilder out, RedisClusterCommands<String, String> commands, RedisLeaseStore fenced,
+                                RedissonClient redisson, int rounds, boolean quickCpu) throws InterruptedException {
         out.append("| threads | side | cycles/s | time per cycle vs the floor | 95 % interval |\n")
                 .append("|---:|---|---:|---:|---:|\n");
         String redisCpu = "";
@@ -131,7 +145,22 @@ final class PairedLeases {
                 }
                 commands.evalsha(cadSha, ScriptOutputType.INTEGER, new String[] {key}, owner);
             };
-            out.append(measure(threads, rounds, fencedSide, bareScriptSide, floorSide));
+            List<String> sideNames = new ArrayList<>(List.of("fenced", "bare script"));
+            List<Side> sides = new ArrayList<>(List.of(fencedSide, bareScriptSide));
+            if (redisson != null) {
+                List<RFencedLock> locks = names.stream().map(name -> redisson.getFencedLock("redisson:" + name)).toList();
+                sideNames.add("Redisson RFencedLock");
+                sides.add(thread -> {
+                    RFencedLock lock = locks.get(thread);
+                    if (lock.tryLockAndGetToken() == null) {
+                        throw new IllegalStateException("lock not granted");
+                    }
+                    lock.unlock();
+                });
+            }
+            sideNames.add("floor");
+            sides.add(floorSide);
+            out.append(measure(threads, rounds, sideNames, sides));
             if (threads == 1 && commands instanceof RedisCommands<String, String> one) {
                 redisCpu = redisCpuPerCycle(one, quickCpu ? 2_000 : 20_000, fencedSide, bareScriptSide, floorSide);
             }
@@ -172,10 +201,19 @@ final class PairedLeases {
         void cycle(int thread);
     }
 
-    private static String measure(int threads, int rounds, Side fenced, Side bareScript, Side floor) throws InterruptedException {
-        Side[] order = {fenced, bareScript, floor, floor, bareScript, fenced};
-        int[] sideOf = {0, 1, 2, 2, 1, 0};
-        long[][][] nanos = new long[threads][BATCHES][3]; // thread, batch, side
+    /** Interleaves the sides cycle by cycle (first to last, then last to first); the last side is the floor. */
+    private static String measure(int threads, int rounds, List<String> names, List<Side> sides) throws InterruptedException {
+        int n = sides.size();
+        int floorSide = n - 1;
+        Side[] order = new Side[2 * n];
+        int[] sideOf = new int[2 * n];
+        for (int i = 0; i < n; i++) {
+            order[i] = sides.get(i);
+            sideOf[i] = i;
+            order[2 * n - 1 - i] = sides.get(i);
+            sideOf[2 * n - 1 - i] = i;
+        }
+        long[][][] nanos = new long[threads][BATCHES][n]; // thread, batch, side
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         try {
             CountDownLatch start = new CountDownLatch(1);
@@ -206,29 +244,28 @@ final class PairedLeases {
         } finally {
             pool.shutdownNow();
         }
-        long[] total = new long[3];
-        double[][] batchRatios = new double[2][BATCHES];
+        long[] total = new long[n];
+        double[][] batchRatios = new double[n][BATCHES];
         for (int batch = 0; batch < BATCHES; batch++) {
-            long[] sum = new long[3];
+            long[] sum = new long[n];
             for (int thread = 0; thread < threads; thread++) {
-                for (int side = 0; side < 3; side++) {
+                for (int side = 0; side < n; side++) {
                     sum[side] += nanos[thread][batch][side];
                 }
             }
-            for (int side = 0; side < 3; side++) {
+            for (int side = 0; side < n; side++) {
                 total[side] += sum[side];
+                batchRatios[side][batch] = (double) sum[side] / sum[floorSide];
             }
-            batchRatios[0][batch] = (double) sum[0] / sum[2];
-            batchRatios[1][batch] = (double) sum[1] / sum[2];
         }
         double cyclesPerSide = 2.0 * rounds * threads;
         StringBuilder rows = new StringBuilder();
-        for (int side = 0; side < 3; side++) {
+        for (int side = 0; side < n; side++) {
             // Each side's cycles/s as if it ran alone on all threads: its cycles over its share of the time.
             double seconds = total[side] / 1e9 / threads;
-            String interval = side < 2 ? interval(batchRatios[side]) : "";
-            rows.append(String.format("| %d | %s | %,.0f | %.3fx | %s |%n", threads, SIDES[side], cyclesPerSide / seconds,
-                    (double) total[side] / total[2], interval));
+            String interval = side < floorSide ? interval(batchRatios[side]) : "";
+            rows.append(String.format("| %d | %s | %,.0f | %.3fx | %s |%n", threads, names.get(side), cyclesPerSide / seconds,
+                    (double) total[side] / total[floorSide], interval));
         }
         return rows.toString();
     }
