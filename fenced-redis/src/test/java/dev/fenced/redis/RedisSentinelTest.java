@@ -4,17 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fenced.Lease;
 import dev.fenced.LeaseStore;
-import dev.fenced.StoreUnavailableException;
 import dev.fenced.embedded.EmbeddedRedisFailoverGroup;
 import dev.fenced.testing.LeaseStoreContract;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
-import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.sentinel.api.StatefulRedisSentinelConnection;
 import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -59,30 +55,15 @@ class RedisSentinelTest extends LeaseStoreContract {
     @Test
     void theStoreFollowsAFailoverAndTokensKeepGrowing() throws Exception {
         String resource = freshResource();
-        long before = store.tryAcquire(resource, Duration.ofSeconds(5)).map(lease -> {
-            lease.release();
-            return lease.token();
-        }).orElseThrow();
+        long before = Failovers.tokenOnce(store, resource);
         int primary = primaryPort();
-        try (RedisClient client = RedisClient.create(RedisURI.create("127.0.0.1", primary));
-             StatefulRedisConnection<String, String> direct = client.connect()) {
-            assertThat(direct.sync().waitForReplication(1, 5_000)).as("the replica has the counter").isEqualTo(1);
-        }
+        Failovers.awaitReplica(primary);
         group.stopNode(primary);
         try {
-            Optional<Lease> after = Optional.empty();
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (after.isEmpty() && System.nanoTime() < deadline) {
-                try {
-                    after = store.tryAcquire(resource, Duration.ofSeconds(5));
-                } catch (StoreUnavailableException e) {
-                    Thread.sleep(200); // the Sentinel has not promoted the replica yet
-                }
-            }
-            assertThat(after).as("a lease from the promoted replica within 60 s").isPresent();
-            assertThat(after.get().token()).isGreaterThan(before);
+            Lease after = Failovers.leaseAfterFailover(store, resource);
+            assertThat(after.token()).isGreaterThan(before);
             assertThat(primaryPort()).as("the Sentinel promoted the other node").isNotEqualTo(primary);
-            after.get().release();
+            after.release();
         } finally {
             group.startNode(primary);
         }
