@@ -52,22 +52,16 @@ public final class Connections {
      * @throws UsageException for TLS options that cannot work: a missing file, a certificate without its key, a plain URL
      */
     public RedisLeaseStore leases(HikariDataSource database, String ownerLabel, FencedObserver observer) {
-        String url = require(redisUrl, "--redis-url", "FENCED_REDIS_URL");
-        RedisLeaseStore.Builder builder = RedisLeaseStore.builder(url).observer(observer)
-                .fenceFloor(JdbcFenceFloor.of(database, RefundSchema.table(), Merchants::merchantOf));
-        if (ownerLabel != null) {
-            builder.ownerLabel(ownerLabel);
-        }
+        RedisLeaseStore.Builder builder = leasesBuilder(require(redisUrl, "--redis-url", "FENCED_REDIS_URL"), database, ownerLabel, observer);
         RedisTls tls = tls();
-        if (tls != null) {
-            try {
-                builder.tls(tls);
-                return builder.build();
-            } catch (IllegalArgumentException e) {
-                throw new UsageException(e.getMessage());
-            }
+        if (tls == null) {
+            return builder.build();
         }
-        return builder.build();
+        try {
+            return builder.tls(tls).build();
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(e.getMessage()); // TLS settings on a plain redis:// URL
+        }
     }
 
     private RedisTls tls() {
@@ -169,16 +163,18 @@ public final class Connections {
 
     /** A Redis lease store whose counter is reseeded from the refunds' highest fence. */
     public static RedisLeaseStore leases(String redisUrl, HikariDataSource database, String ownerLabel) {
-        return leases(redisUrl, database, ownerLabel, FencedObserver.NONE);
+        return leasesBuilder(redisUrl, database, ownerLabel, FencedObserver.NONE).build();
     }
 
-    public static RedisLeaseStore leases(String redisUrl, HikariDataSource database, String ownerLabel, FencedObserver observer) {
+    /** The store every command uses: counters reseeded from the refund rows, owner ids labelled. */
+    private static RedisLeaseStore.Builder leasesBuilder(String redisUrl, HikariDataSource database, String ownerLabel,
+                                                         FencedObserver observer) {
         RedisLeaseStore.Builder builder = RedisLeaseStore.builder(redisUrl).observer(observer)
                 .fenceFloor(JdbcFenceFloor.of(database, RefundSchema.table(), Merchants::merchantOf));
         if (ownerLabel != null) {
             builder.ownerLabel(ownerLabel);
         }
-        return builder.build();
+        return builder;
     }
 
     public static GatewayClient gateway(String url) {

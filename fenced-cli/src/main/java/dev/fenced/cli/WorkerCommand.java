@@ -8,7 +8,6 @@ import dev.fenced.fleet.JobStream;
 import dev.fenced.fleet.SettlementJobs;
 import dev.fenced.gateway.GatewayClient;
 import dev.fenced.redis.RedisLeaseStore;
-import dev.fenced.settlement.SettlementEvent;
 import dev.fenced.settlement.SettlementListener;
 import dev.fenced.settlement.SettlementWorker;
 import io.nats.client.Connection;
@@ -93,24 +92,7 @@ public class WorkerCommand implements Callable<Integer> {
                     .listener(this::print)
                     .workers(merchant -> adapt(journal.apply(SettlementWorker.builder()).leaseStore(leases).dataSource(db)
                             .gateway(gateway).ttl(ttl).concurrency(concurrency).name(name)
-                            .listener(new SettlementListener() {
-                                @Override
-                                public void onEvent(SettlementEvent event) {
-                                    if (events) {
-                                        EventLines.event(event, merchant);
-                                    }
-                                    if (metrics != null) {
-                                        metrics.settlementListener().onEvent(event);
-                                    }
-                                }
-
-                                @Override
-                                public void onGatewayAnswer(String outcome) {
-                                    if (metrics != null) {
-                                        metrics.settlementListener().onGatewayAnswer(outcome);
-                                    }
-                                }
-                            }), merchant).build())
+                            .listener(jobListener(merchant, metrics)), merchant).build())
                     .build();
             FleetWorker.Summary summary;
             try (Drain drain = Drain.onSignal(Connections.DRAIN_TIME)) {
@@ -134,6 +116,16 @@ public class WorkerCommand implements Callable<Integer> {
             Thread.currentThread().interrupt();
             return FencedCli.RUNTIME_FAILURE;
         }
+    }
+
+    /** Event lines with --events, meters with --metrics-port. */
+    private SettlementListener jobListener(String merchant, MetricsEndpoint metrics) {
+        SettlementListener lines = event -> {
+            if (events) {
+                EventLines.event(event, merchant);
+            }
+        };
+        return metrics == null ? lines : SettlementListener.all(lines, metrics.settlementListener());
     }
 
     /** What a subclass changes in the settlement worker of each job; the operator's command changes nothing. */

@@ -161,8 +161,12 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
             observer.acquired(resource, AcquireOutcome.ERROR, 0, Duration.ofNanos(System.nanoTime() - started));
             throw e;
         }
-        observer.acquired(resource, lease.isPresent() ? AcquireOutcome.GRANTED : AcquireOutcome.BUSY,
-                lease.map(Lease::token).orElse(0L), Duration.ofNanos(System.nanoTime() - started));
+        Duration took = Duration.ofNanos(System.nanoTime() - started);
+        if (lease.isPresent()) {
+            observer.acquired(resource, AcquireOutcome.GRANTED, lease.get().token(), took);
+        } else {
+            observer.acquired(resource, AcquireOutcome.BUSY, 0, took);
+        }
         return lease;
     }
 
@@ -336,10 +340,6 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
             this.sharedClusterConnection = sharedClusterConnection;
         }
 
-        private boolean onCallersConnection() {
-            return sharedConnection != null || callersClient != null || sharedClusterConnection != null;
-        }
-
         /**
          * Puts {@code prefix} before every key, e.g. {@code "app1:"} for {@code app1:lock:{resource}},
          * so that applications sharing one Redis keep apart leases and counters of resources with the
@@ -391,10 +391,7 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
          * by default. Not for a store on the caller's connection, which keeps its own timeout.
          */
         public Builder commandTimeout(Duration commandTimeout) {
-            if (onCallersConnection()) {
-                throw new IllegalStateException("a store on the caller's client or connection uses its timeout;"
-                        + " set it on the client's RedisURI (RedisURI.setTimeout)");
-            }
+            requireOwnConnection("timeout; set it on the client's RedisURI (RedisURI.setTimeout)");
             this.commandTimeout = LeaseArguments.requireValidTtl(commandTimeout);
             return this;
         }
@@ -438,7 +435,7 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
         }
 
         private void requireOwnConnection(String what) {
-            if (onCallersConnection()) {
+            if (sharedConnection != null || callersClient != null || sharedClusterConnection != null) {
                 throw new IllegalStateException("a store on the caller's client or connection uses its " + what);
             }
         }

@@ -4,9 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fenced.Lease;
-import dev.fenced.LeaseStore;
 import dev.fenced.embedded.EmbeddedRedisCluster;
-import dev.fenced.testing.LeaseStoreContract;
 import io.lettuce.core.cluster.SlotHash;
 import java.time.Duration;
 import java.util.HashSet;
@@ -23,7 +21,7 @@ import org.junit.jupiter.api.Test;
  * greater token. The test waits for the replica to have the counter ({@code WAIT}); a lagging
  * replica is the fence's case (RELIABILITY.md).
  */
-class RedisClusterTest extends LeaseStoreContract {
+class RedisClusterTest extends RedisStoreContract {
     private static EmbeddedRedisCluster cluster;
     private static RedisLeaseStore store;
 
@@ -44,13 +42,8 @@ class RedisClusterTest extends LeaseStoreContract {
     }
 
     @Override
-    protected LeaseStore store() {
+    protected RedisLeaseStore redisStore() {
         return store;
-    }
-
-    @Override
-    protected void expireLeaseBehindItsBack(String resource) {
-        store.forget(resource);
     }
 
     @Test

@@ -3,9 +3,7 @@ package dev.fenced.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fenced.Lease;
-import dev.fenced.LeaseStore;
 import dev.fenced.embedded.EmbeddedRedisFailoverGroup;
-import dev.fenced.testing.LeaseStoreContract;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.sentinel.api.StatefulRedisSentinelConnection;
@@ -22,7 +20,7 @@ import org.junit.jupiter.api.Test;
  * from it with a greater token. The counter survives because the test waits for the replica to
  * have it ({@code WAIT}); a failover to a replica that lags is the fence's case (RELIABILITY.md).
  */
-class RedisSentinelTest extends LeaseStoreContract {
+class RedisSentinelTest extends RedisStoreContract {
     private static EmbeddedRedisFailoverGroup group;
     private static RedisLeaseStore store;
 
@@ -43,13 +41,8 @@ class RedisSentinelTest extends LeaseStoreContract {
     }
 
     @Override
-    protected LeaseStore store() {
+    protected RedisLeaseStore redisStore() {
         return store;
-    }
-
-    @Override
-    protected void expireLeaseBehindItsBack(String resource) {
-        store.forget(resource);
     }
 
     @Test

@@ -3,10 +3,8 @@ package dev.fenced.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.fenced.LeaseStore;
 import dev.fenced.StoreTlsException;
 import dev.fenced.StoreUnavailableException;
-import dev.fenced.testing.LeaseStoreContract;
 import dev.fenced.testing.TlsRedis;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -19,7 +17,7 @@ import org.junit.jupiter.api.Test;
  * {@code --tls-port} that asks for client certificates, with certificates the test makes; and every
  * way the handshake can fail, each one line naming the server, as a {@link StoreTlsException}.
  */
-class RedisTlsTest extends LeaseStoreContract {
+class RedisTlsTest extends RedisStoreContract {
     private static TlsRedis server;
     private static RedisLeaseStore store;
 
@@ -45,13 +43,8 @@ class RedisTlsTest extends LeaseStoreContract {
     }
 
     @Override
-    protected LeaseStore store() {
+    protected RedisLeaseStore redisStore() {
         return store;
-    }
-
-    @Override
-    protected void expireLeaseBehindItsBack(String resource) {
-        store.forget(resource);
     }
 
     @Test

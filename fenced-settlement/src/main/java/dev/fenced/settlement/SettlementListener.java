@@ -12,4 +12,20 @@ public interface SettlementListener {
      */
     default void onGatewayAnswer(String outcome) {
     }
+
+    /** Hands every event and answer to each of {@code listeners} in turn. */
+    static SettlementListener all(SettlementListener... listeners) {
+        java.util.List<SettlementListener> each = java.util.List.of(listeners);
+        return new SettlementListener() {
+            @Override
+            public void onEvent(SettlementEvent event) {
+                each.forEach(listener -> listener.onEvent(event));
+            }
+
+            @Override
+            public void onGatewayAnswer(String outcome) {
+                each.forEach(listener -> listener.onGatewayAnswer(outcome));
+            }
+        };
+    }
 }

@@ -1,8 +1,8 @@
 package dev.fenced.testing;
 
+import dev.fenced.embedded.EmbeddedRedis;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -37,10 +37,7 @@ public final class TlsRedis implements AutoCloseable {
         try {
             Path dir = Files.createTempDirectory("fenced-tls-");
             certificates(dir, serverName);
-            int port;
-            try (ServerSocket free = new ServerSocket(0)) {
-                port = free.getLocalPort();
-            }
+            int port = EmbeddedRedis.freePort();
             List<String> command = new ArrayList<>(List.of(binary, "--port", "0", "--tls-port", Integer.toString(port),
                     "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir.toString(),
                     "--tls-cert-file", dir.resolve("server.crt").toString(), "--tls-key-file", dir.resolve("server.key").toString(),
