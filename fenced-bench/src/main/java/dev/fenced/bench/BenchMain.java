@@ -3,6 +3,8 @@ package dev.fenced.bench;
 import dev.fenced.embedded.EmbeddedNats;
 import dev.fenced.embedded.EmbeddedPostgresServer;
 import dev.fenced.embedded.EmbeddedRedis;
+import dev.fenced.cli.Progress;
+import java.time.Duration;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -19,7 +21,8 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * {@code FENCED_REDIS_URL}, {@code FENCED_PG_URL}, {@code FENCED_MARIADB_URL} and (for the fleet)
  * {@code FENCED_NATS_URL}, or embedded ones. {@code --quick} proves they still run in a few
  * minutes; its figures are rough. {@code --only lease|cluster|writes|transactions|tokens|settlement|fleet|memory} runs
- * one section.
+ * one section. The report goes to stdout; progress to stderr (a bar on a terminal, otherwise a line
+ * per section and one every 30 s, {@code --progress-every MILLIS}), none with {@code --quiet}.
  */
 public final class BenchMain {
     private BenchMain() {
@@ -27,10 +30,14 @@ public final class BenchMain {
 
     public static void main(String[] args) throws Exception {
         boolean quick = List.of(args).contains("--quick");
+        boolean quiet = List.of(args).contains("--quiet");
         String only = null;
+        Duration progressEvery = Duration.ofSeconds(30);
         for (int i = 0; i + 1 < args.length; i++) {
             if (args[i].equals("--only")) {
                 only = args[i + 1];
+            } else if (args[i].equals("--progress-every")) {
+                progressEvery = Duration.ofMillis(Long.parseLong(args[i + 1]));
             }
         }
         if (only != null && !List.of("lease", "cluster", "writes", "transactions", "tokens", "settlement", "fleet", "memory").contains(only)) {
@@ -72,37 +79,49 @@ public final class BenchMain {
                     .append(mariadbUrl != null ? "from FENCED_MARIADB_URL" : "not measured (FENCED_MARIADB_URL unset)")
                     .append(fleet ? (nats != null ? ", NATS embedded (nats-server from the PATH)" : ", NATS from FENCED_NATS_URL") : "")
                     .append(".\n\n");
-            if (only == null || only.equals("lease")) {
-                report.append(PairedLeases.run(redisUrl, quick));
-                leases(report, quick, 1);
-                leases(report, quick, 8);
-            }
-            if (only == null || only.equals("lease") || only.equals("cluster")) {
-                report.append(PairedLeases.runOnCluster(quick));
-            }
             Map<String, String> databases = new LinkedHashMap<>();
             databases.put("postgresql", pgUrl);
             if (mariadbUrl != null) {
                 databases.put("mariadb", mariadbUrl);
             }
+            String redis1 = redisUrl;
+            String pg = pgUrl;
+            String natsAt = natsUrl;
+            Map<String, Section> sections = new LinkedHashMap<>();
+            if (only == null || only.equals("lease")) {
+                sections.put("lease", () -> PairedLeases.run(redis1, quick) + leases(quick, 1) + leases(quick, 8));
+            }
+            if (only == null || only.equals("lease") || only.equals("cluster")) {
+                sections.put("cluster", () -> PairedLeases.runOnCluster(quick));
+            }
             if (only == null || only.equals("writes")) {
-                report.append(PairedWrites.run(databases, quick));
+                sections.put("writes", () -> PairedWrites.run(databases, quick));
             }
             if (only == null || only.equals("transactions")) {
-                report.append(PairedTransactions.run(databases, quick));
+                sections.put("transactions", () -> PairedTransactions.run(databases, quick));
             }
             if (only == null || only.equals("tokens")) {
-                report.append(PairedTokenSources.run(redisUrl, pgUrl, quick));
-                tokens(report, quick);
+                sections.put("tokens", () -> PairedTokenSources.run(redis1, pg, quick) + tokens(quick));
             }
             if (only == null || only.equals("settlement")) {
-                report.append(SettlementThroughput.run(redisUrl, pgUrl, quick));
+                sections.put("settlement", () -> SettlementThroughput.run(redis1, pg, quick));
             }
             if (fleet) {
-                report.append(FleetThroughput.run(redisUrl, pgUrl, natsUrl, quick));
+                sections.put("fleet", () -> FleetThroughput.run(redis1, pg, natsAt, quick));
             }
             if (only == null || only.equals("memory")) {
-                report.append(Footprint.run(redisUrl, pgUrl));
+                sections.put("memory", () -> Footprint.run(redis1, pg));
+            }
+            // Progress on stderr, the report on stdout: a section at a time, as a bar on a terminal or a line every interval.
+            int done = 0;
+            try (Progress progress = quiet ? Progress.off() : Progress.of("benchmarks", sections.size(), "sections", progressEvery)) {
+                for (Map.Entry<String, Section> section : sections.entrySet()) {
+                    if (!quiet) {
+                        System.err.printf("benchmarks: %s (%d of %d)%n", section.getKey(), ++done, sections.size());
+                    }
+                    report.append(section.getValue().run());
+                    progress.step();
+                }
             }
             System.out.println(report);
         } finally {
@@ -152,26 +171,32 @@ public final class BenchMain {
         return scores;
     }
 
-    private static void leases(StringBuilder report, boolean quick, int threads) throws RunnerException {
+    /** One section of the report, measured when run. */
+    private interface Section {
+        String run() throws Exception;
+    }
+
+    private static String leases(boolean quick, int threads) throws RunnerException {
         Map<String, Double> ops = jmh(LeaseBench.class.getName(), quick, threads);
         double floor = ops.get("floorSetNxNoToken");
+        StringBuilder report = new StringBuilder();
         report.append("## Acquire + token + release, ").append(threads).append(threads == 1 ? " thread" : " threads").append("\n\n")
                 .append("| variant | cycles/s | time per cycle vs the floor |\n|---|---:|---:|\n");
         for (String variant : List.of("floorSetNxNoToken", "fencedOneScript", "articleTwoSteps", "redissonFencedLock")) {
             double score = ops.get(variant);
             report.append(String.format("| %s | %,.0f | %.2fx |%n", variant, score, floor / score));
         }
-        report.append('\n');
+        return report.append('\n').toString();
     }
 
-    private static void tokens(StringBuilder report, boolean quick) throws RunnerException {
+    private static String tokens(boolean quick) throws RunnerException {
         Map<String, Double> ops = jmh(TokenSourceBench.class.getName(), quick, 1);
         double redisOps = ops.get("redisIssuedToken");
         double dbOps = ops.get("databaseIssuedToken");
         double sequenceOps = ops.get("databaseSequenceToken");
-        report.append("## Token sources: lease + token + release\n\n| token issued by | cycles/s | time vs Redis-issued |\n|---|---:|---:|\n")
-                .append(String.format("| Redis (one script) | %,.0f | 1.00x |%n", redisOps))
-                .append(String.format("| PostgreSQL counter row (lease in Redis) | %,.0f | %.2fx |%n", dbOps, redisOps / dbOps))
-                .append(String.format("| PostgreSQL sequence (lease in Redis) | %,.0f | %.2fx |%n%n", sequenceOps, redisOps / sequenceOps));
+        return "## Token sources: lease + token + release\n\n| token issued by | cycles/s | time vs Redis-issued |\n|---|---:|---:|\n"
+                + String.format("| Redis (one script) | %,.0f | 1.00x |%n", redisOps)
+                + String.format("| PostgreSQL counter row (lease in Redis) | %,.0f | %.2fx |%n", dbOps, redisOps / dbOps)
+                + String.format("| PostgreSQL sequence (lease in Redis) | %,.0f | %.2fx |%n%n", sequenceOps, redisOps / sequenceOps);
     }
 }

@@ -27,11 +27,13 @@ import picocli.CommandLine.ScopeType;
  * secret from a URL it was given (see {@link Secrets}); libraries' log lines appear only with
  * {@code --verbose}.
  */
-@Command(name = "fenced", mixinStandardHelpOptions = true, version = "fenced 0.1.0",
+@Command(name = "fenced", mixinStandardHelpOptions = true, version = "fenced " + FencedCli.VERSION,
         description = "Redis leases made safe by fencing every protected write in the database.",
         subcommands = {SeedCommand.class, GatewayCommand.class, SettleCommand.class, WorkerCommand.class, EnqueueCommand.class,
-                StatusCommand.class, ReconcileCommand.class, DoctorCommand.class})
+                StatusCommand.class, ReconcileCommand.class, DoctorCommand.class, TimelineCommand.class})
 public final class FencedCli implements Runnable {
+    /** This build's version, as {@code fenced --version} prints it. */
+    public static final String VERSION = "0.1.0";
     public static final int RUNTIME_FAILURE = 1;
     public static final int USAGE = 2;
     /** What picocli appends to a conversion error: "(java.lang.NumberFormatException: ...)", a stack-trace word for a user. */

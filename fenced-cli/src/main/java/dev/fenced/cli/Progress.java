@@ -16,20 +16,32 @@ import me.tongfei.progressbar.ProgressBarStyle;
  * How far a long command has come, on stderr, never on stdout (which may carry JSON or event
  * lines): on a terminal a progress bar with rate and time left (me.tongfei:progressbar); otherwise
  * one line at a steady interval, e.g. {@code settle m_4471: 312/1200 refunds (26 %), 41.0/s, about
- * 22 s left}. {@link #off()} prints nothing ({@code --quiet}).
+ * 22 s left}, and a last line when it ends if it printed any. {@link #off()} prints nothing
+ * ({@code --quiet}). Used by every long command: settle, seed, reconcile, compare, chaos and the
+ * benchmarks.
  */
-abstract class Progress implements AutoCloseable {
+public abstract class Progress implements AutoCloseable {
+    /** How often lines are printed when stderr is not a terminal. */
+    public static final Duration DEFAULT_INTERVAL = Duration.ofSeconds(5);
+
+    Progress() {
+    }
 
     /** Counts one more unit done. Thread-safe. */
-    abstract void step();
+    public void step() {
+        stepBy(1);
+    }
+
+    /** Counts {@code units} more done. Thread-safe. */
+    public abstract void stepBy(long units);
 
     @Override
     public abstract void close();
 
-    static Progress off() {
+    public static Progress off() {
         return new Progress() {
             @Override
-            void step() {
+            public void stepBy(long units) {
             }
 
             @Override
@@ -39,8 +51,13 @@ abstract class Progress implements AutoCloseable {
     }
 
     /** A bar on a terminal, periodic lines every {@code interval} elsewhere. */
-    static Progress of(String task, long total, String unit, Duration interval) {
+    public static Progress of(String task, long total, String unit, Duration interval) {
         return System.console() != null ? new Bar(task, total, unit) : new Lines(task, total, unit, interval, System.err);
+    }
+
+    /** Periodic lines on {@code out}, terminal or not: for tests and for callers with a stream of their own. */
+    public static Progress lines(String task, long total, String unit, Duration interval, PrintStream out) {
+        return new Lines(task, total, unit, interval, out);
     }
 
     private static final class Bar extends Progress {
@@ -52,8 +69,8 @@ abstract class Progress implements AutoCloseable {
         }
 
         @Override
-        void step() {
-            bar.step();
+        public void stepBy(long units) {
+            bar.stepBy(units);
         }
 
         @Override
@@ -70,6 +87,7 @@ abstract class Progress implements AutoCloseable {
         private final AtomicLong done = new AtomicLong();
         private final long startedNanos = System.nanoTime();
         private final ScheduledExecutorService ticker;
+        private volatile boolean printed;
 
         Lines(String task, long total, String unit, Duration interval, PrintStream out) {
             this.task = task;
@@ -85,15 +103,17 @@ abstract class Progress implements AutoCloseable {
         }
 
         @Override
-        void step() {
-            done.incrementAndGet();
+        public void stepBy(long units) {
+            done.addAndGet(units);
         }
 
         private void print() {
+            printed = true;
             out.println(line(done.get(), (System.nanoTime() - startedNanos) / 1e9));
         }
 
-        String line(long now, double seconds) {
+        String line(long counted, double seconds) {
+            long now = Math.min(counted, total); // a count may overshoot (a refund confirmed twice): the line never says 104 %
             double rate = seconds > 0 ? now / seconds : 0;
             String left = rate > 0 && now < total ? String.format(Locale.ROOT, ", about %d s left", Math.round((total - now) / rate)) : "";
             return String.format(Locale.ROOT, "%s: %d/%d %s (%d %%), %.1f/s%s", task, now, total, unit,
@@ -103,6 +123,10 @@ abstract class Progress implements AutoCloseable {
         @Override
         public void close() {
             ticker.shutdownNow();
+            if (printed) {
+                out.println(String.format(Locale.ROOT, "%s: %d/%d %s in %.1f s", task, Math.min(done.get(), total), total, unit,
+                        (System.nanoTime() - startedNanos) / 1e9));
+            }
         }
     }
 }

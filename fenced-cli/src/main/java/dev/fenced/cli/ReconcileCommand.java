@@ -41,6 +41,9 @@ final class ReconcileCommand implements Callable<Integer> {
     @Mixin
     Connections connections;
 
+    @Mixin
+    ProgressOptions progressOptions;
+
     @Override
     public Integer call() throws Exception {
         Merchants.requireValid(merchant);
@@ -54,8 +57,9 @@ final class ReconcileCommand implements Callable<Integer> {
             Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL"); // before anything connects
         }
         Report report;
-        try (HikariDataSource db = repair ? Connections.database(dbUrl, 2) : Connections.readOnlyDatabase(dbUrl, 2)) {
-            Reconciliation reconciliation = Reconciliation.of(db, Connections.gateway(gatewayUrl));
+        try (HikariDataSource db = repair ? Connections.database(dbUrl, 2) : Connections.readOnlyDatabase(dbUrl, 2);
+             ShownProgress shown = new ShownProgress()) {
+            Reconciliation reconciliation = Reconciliation.of(db, Connections.gateway(gatewayUrl)).reportingTo(shown);
             if (!repair) {
                 report = reconciliation.check(merchant);
             } else {
@@ -69,6 +73,27 @@ final class ReconcileCommand implements Callable<Integer> {
         }
         print(report);
         return report.unresolved().isEmpty() ? 0 : DISCREPANCIES;
+    }
+
+    /** Rows compared, on stderr: the bar or lines start once the rows are read and their count is known. */
+    private final class ShownProgress implements Reconciliation.ProgressListener, AutoCloseable {
+        private Progress progress = Progress.off();
+
+        @Override
+        public void rowsToCheck(int rows) {
+            progress.close();
+            progress = progressOptions.start("reconcile " + merchant, rows, "rows");
+        }
+
+        @Override
+        public void rowChecked() {
+            progress.step();
+        }
+
+        @Override
+        public void close() {
+            progress.close();
+        }
     }
 
     private void print(Report report) throws Exception {

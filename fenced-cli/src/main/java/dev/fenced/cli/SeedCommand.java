@@ -37,6 +37,9 @@ final class SeedCommand implements Callable<Integer> {
     @Mixin
     NatsOptions nats;
 
+    @Mixin
+    ProgressOptions progressOptions;
+
     @Override
     public Integer call() {
         Merchants.requireValid(merchant);
@@ -54,9 +57,10 @@ final class SeedCommand implements Callable<Integer> {
         // With --enqueue, the broker is reached first: an unreachable one stops the command before a row is written.
         try (io.nats.client.Connection broker = enqueue ? nats.connect("fenced-seed") : null) {
             SettlementJobs jobs = broker == null ? null : SettlementJobs.on(broker, nats.streamBuilder().build());
-            try (HikariDataSource db = Connections.database(url, 2)) {
+            try (HikariDataSource db = Connections.database(url, 2);
+                 Progress progress = progressOptions.start("seed " + merchant, refunds, "refunds inserted")) {
                 try {
-                    RefundSeeder.seed(db, merchant, idPrefix, refunds, amount, currency);
+                    RefundSeeder.seed(db, merchant, idPrefix, refunds, amount, currency, progress::stepBy);
                 } catch (IllegalStateException e) {
                     throw new UsageException(e.getMessage());
                 }

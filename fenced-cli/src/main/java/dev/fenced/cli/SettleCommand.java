@@ -43,12 +43,9 @@ public class SettleCommand implements Callable<Integer> {
     @Option(names = "--events", description = "print every event as a JSON line on stdout")
     boolean events;
 
-    @Option(names = "--quiet", description = "no progress on stderr (there is none with --events either)")
-    boolean quiet;
-
-    /** How often a line of progress is printed when stderr is not a terminal. */
-    @Option(names = "--progress-every", hidden = true, defaultValue = "5s", converter = DurationConverter.class)
-    Duration progressEvery;
+    /** Progress on stderr; there is none with --events, whose reader is a program. */
+    @Mixin
+    ProgressOptions progressOptions;
 
     private volatile Progress progress = Progress.off();
 
@@ -78,7 +75,7 @@ public class SettleCommand implements Callable<Integer> {
             RefundSummary before = RefundSummary.of(db, merchant);
             long toSettle = before.count("pending") + before.count("sending");
             try (Drain drain = Drain.onSignal(Connections.DRAIN_TIME);
-                 Progress shown = quiet || events ? Progress.off() : Progress.of("settle " + merchant, toSettle, "refunds", progressEvery)) {
+                 Progress shown = events ? Progress.off() : progressOptions.start("settle " + merchant, toSettle, "refunds")) {
                 progress = shown;
                 outcome = worker.settle(merchant, drain::requested);
             }

@@ -1,16 +1,22 @@
 package dev.fenced.cli;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
+import dev.fenced.fleet.JobQueueStatus;
 import dev.fenced.redis.LeaseSnapshot;
 import dev.fenced.redis.RedisLeaseStore;
 import dev.fenced.settlement.Merchants;
 import dev.fenced.settlement.RefundSummary;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import javax.sql.DataSource;
 
 /**
- * {@code status --all}: one row per merchant, in merchant order, a page at a time. Reads only: the
- * refund rows grouped by merchant and state, and each merchant's lease and counter in Redis.
+ * {@code status --all}: one row per merchant, in merchant order, a page at a time, the workers
+ * holding the page's leases and, with NATS, the job stream. Reads only: the refund rows grouped by
+ * merchant and state, each merchant's lease and counter in Redis, the stream's consumer.
  */
 final class StatusBoard {
 
@@ -20,12 +26,22 @@ final class StatusBoard {
                long highestFence) {
     }
 
-    /** A page of rows and where it sits among all merchants. */
-    @JsonPropertyOrder({"merchants", "offset", "rows"})
-    record Page(int merchants, int offset, List<Row> rows) {
+    /** A lease holder (a worker, by its label) and the merchants of the page it holds. */
+    @JsonPropertyOrder({"holder", "merchants"})
+    record Holder(String holder, List<String> merchants) {
     }
 
-    static Page read(DataSource db, RedisLeaseStore leases, int offset, int limit) {
+    /**
+     * A page of rows and where it sits among all merchants; the holders of the page's leases; the
+     * job stream when NATS was given ({@code jobsUnknown} says why it could not be read).
+     */
+    @JsonPropertyOrder({"merchants", "offset", "rows", "holders", "jobs", "jobsUnknown"})
+    record Page(int merchants, int offset, List<Row> rows, List<Holder> holders,
+                @JsonInclude(JsonInclude.Include.NON_NULL) JobQueueStatus jobs,
+                @JsonInclude(JsonInclude.Include.NON_NULL) String jobsUnknown) {
+    }
+
+    static Page read(DataSource db, RedisLeaseStore leases, int offset, int limit, JobQueueStatus jobs, String jobsUnknown) {
         int merchants = RefundSummary.merchantCount(db);
         List<Row> rows = RefundSummary.page(db, offset, limit).stream().map(summary -> {
             LeaseSnapshot lease = leases.inspect(Merchants.resource(summary.merchant()));
@@ -33,7 +49,11 @@ final class StatusBoard {
             return new Row(summary.merchant(), holder, lease.timeLeft().toMillis(), lease.counter(), summary.count("pending"),
                     summary.count("sending"), summary.count("sent"), summary.count("failed"), summary.highestFence());
         }).toList();
-        return new Page(merchants, offset, rows);
+        Map<String, List<String>> held = new TreeMap<>();
+        rows.stream().filter(row -> row.holder() != null)
+                .forEach(row -> held.computeIfAbsent(row.holder(), h -> new ArrayList<>()).add(row.merchant()));
+        List<Holder> holders = held.entrySet().stream().map(e -> new Holder(e.getKey(), List.copyOf(e.getValue()))).toList();
+        return new Page(merchants, offset, rows, holders, jobs, jobsUnknown);
     }
 
     /** Owner ids are {@code label/uuid}, or a bare uuid: the label is what an operator recognises. */
@@ -58,6 +78,17 @@ final class StatusBoard {
             int last = page.offset() + page.rows().size();
             out.append(String.format("merchants %d-%d of %d%s%n", page.offset() + 1, last, page.merchants(),
                     last < page.merchants() ? "; next page: --offset " + last : ""));
+        }
+        if (!page.holders().isEmpty()) {
+            out.append("workers holding leases on this page: ").append(String.join(", ", page.holders().stream()
+                    .map(h -> h.holder() + " (" + h.merchants().size() + ")").toList())).append('\n');
+        }
+        if (page.jobs() != null) {
+            JobQueueStatus jobs = page.jobs();
+            out.append(String.format("job stream: %d waiting, %d in progress, %d redelivered, %d dead letters%n", jobs.waiting(),
+                    jobs.inProgress(), jobs.redelivered(), jobs.deadLetters()));
+        } else if (page.jobsUnknown() != null) {
+            out.append("job stream: ").append(page.jobsUnknown()).append('\n');
         }
         return out.toString();
     }

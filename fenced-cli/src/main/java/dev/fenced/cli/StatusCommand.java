@@ -15,7 +15,6 @@ import dev.fenced.settlement.Merchants;
 import dev.fenced.settlement.RefundSummary;
 import java.time.Duration;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -23,7 +22,8 @@ import picocli.CommandLine.Option;
 
 @Command(name = "status", mixinStandardHelpOptions = true,
         description = {"Show a merchant's lease, counter, refunds by state, highest fence and the gateway's view;",
-                "or, with --all, one row per merchant, a page at a time (--limit, --offset), redrawn with --watch."})
+                "or, with --all, one row per merchant, a page at a time (--limit, --offset), redrawn with --watch, then the",
+                "workers holding the page's leases and, with --nats-url, the job stream."})
 final class StatusCommand implements Callable<Integer> {
     @Option(names = "--merchant", description = "merchant id, e.g. m_4471")
     String merchant;
@@ -82,27 +82,35 @@ final class StatusCommand implements Callable<Integer> {
             gatewayRefunds = ledger.size();
             gatewayDuplicates = ledger.size() - ledger.stream().map(GatewayRefund::reference).distinct().count();
         }
-        Optional<JobQueueStatus> jobs = Optional.empty();
-        String jobsMissing = null;
-        if (nats.given()) {
-            nats.checkUrl();
-            JobStream stream = nats.streamBuilder().build();
-            jobsMissing = "no stream " + stream.stream();
-            try (io.nats.client.Connection broker = nats.connect("fenced-status")) {
-                jobs = SettlementJobs.statusOf(broker, stream);
-            } catch (StoreUnavailableException e) {
-                jobsMissing = "unavailable: " + e.getMessage(); // a read-only view degrades, it does not fail
-            }
-        }
+        JobStreamView jobs = jobStream();
         StatusReport report = new StatusReport(merchant, lease.holder(), lease.timeLeft().toMillis(), lease.counter(), refunds.rowsByState(),
-                refunds.highestFence(), refunds.totalAmount().toPlainString(), gatewayRefunds, gatewayDuplicates, jobs.orElse(null),
-                jobs.isEmpty() ? jobsMissing : null);
+                refunds.highestFence(), refunds.totalAmount().toPlainString(), gatewayRefunds, gatewayDuplicates, jobs.status(),
+                jobs.unknown());
         if (json) {
             System.out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(report));
         } else {
             System.out.print(report.text());
         }
         return 0;
+    }
+
+    /** The job stream with --nats-url: its state, or why it cannot be shown; neither without NATS. */
+    record JobStreamView(JobQueueStatus status, String unknown) {
+        static final JobStreamView NONE = new JobStreamView(null, null);
+    }
+
+    private JobStreamView jobStream() throws InterruptedException {
+        if (!nats.given()) {
+            return JobStreamView.NONE;
+        }
+        nats.checkUrl();
+        JobStream stream = nats.streamBuilder().build();
+        try (io.nats.client.Connection broker = nats.connect("fenced-status")) {
+            return SettlementJobs.statusOf(broker, stream).map(status -> new JobStreamView(status, null))
+                    .orElse(new JobStreamView(null, "no stream " + stream.stream()));
+        } catch (StoreUnavailableException e) {
+            return new JobStreamView(null, "unavailable: " + e.getMessage()); // a read-only view degrades, it does not fail
+        }
     }
 
     private int board() throws Exception {
@@ -117,11 +125,13 @@ final class StatusCommand implements Callable<Integer> {
         }
         Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL"); // before anything connects
         String dbUrl = Connections.require(connections.dbUrl, "--db-url", "FENCED_DB_URL");
+        nats.checkUrl();
         boolean terminal = System.console() != null && !json;
         ObjectMapper mapper = new ObjectMapper();
         try (HikariDataSource db = Connections.readOnlyDatabase(dbUrl, 2); RedisLeaseStore leases = connections.leases(db, null, FencedObserver.NONE)) {
             for (int drawn = 1; ; drawn++) {
-                StatusBoard.Page page = StatusBoard.read(db, leases, offset, limit);
+                JobStreamView jobs = jobStream();
+                StatusBoard.Page page = StatusBoard.read(db, leases, offset, limit, jobs.status(), jobs.unknown());
                 if (json) {
                     System.out.println(mapper.writeValueAsString(page)); // one document per line, also when watching
                 } else {

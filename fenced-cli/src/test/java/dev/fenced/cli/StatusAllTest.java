@@ -4,8 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.fenced.Lease;
+import dev.fenced.fleet.Broker;
+import dev.fenced.fleet.JobStream;
+import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.settlement.Merchants;
 import dev.fenced.testing.TestDatabases;
+import dev.fenced.testing.TestNats;
 import dev.fenced.testing.TestRedis;
+import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
@@ -59,6 +66,47 @@ class StatusAllTest {
         assertThat(watched.exit()).as(watched.both()).isZero();
         assertThat(watched.stdout().lines().filter(line -> line.startsWith("MERCHANT"))).as("three boards, one after another").hasSize(3);
         assertThat(watched.stdout()).as("no terminal: nothing redrawn in place").doesNotContain("\033[");
+    }
+
+    /** With a worker holding a merchant's lease and a job waiting on the stream, the board names the worker and counts the job. */
+    @Test
+    void theBoardShowsTheWorkersHoldingLeasesAndTheJobStream() throws Exception {
+        String merchant = "m_w" + UUID.randomUUID().toString().substring(0, 8);
+        String stream = "T_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10).toUpperCase(java.util.Locale.ROOT);
+        CliRun seeded = CliRun.of("seed", "--merchant", merchant, "--refunds", "3", "--total", "30.00", "--db-url", DB, "--enqueue",
+                "--nats-url", TestNats.url(), "--stream", stream);
+        assertThat(seeded.exit()).as(seeded.both()).isZero();
+        try (RedisLeaseStore leases = RedisLeaseStore.builder(REDIS).ownerLabel("worker-7").build();
+             Lease held = leases.tryAcquire(Merchants.resource(merchant), Duration.ofSeconds(30)).orElseThrow();
+             io.nats.client.Connection nats = Broker.connect(TestNats.url(), Duration.ofSeconds(5), "cleanup")) {
+            try {
+                CliRun json = CliRun.of("status", "--all", "--json", "--limit", "1000", "--db-url", DB, "--redis-url", REDIS, "--nats-url",
+                        TestNats.url(), "--stream", stream);
+                assertThat(json.exit()).as(json.both()).isZero();
+                JsonNode page = new ObjectMapper().readTree(json.stdout());
+                boolean named = false;
+                for (JsonNode holder : page.get("holders")) {
+                    if (holder.get("holder").asText().equals("worker-7")) {
+                        named = true;
+                        assertThat(holder.get("merchants").toString()).contains(merchant);
+                    }
+                }
+                assertThat(named).as(json.stdout()).isTrue();
+                assertThat(page.get("jobs").get("waiting").asLong()).isEqualTo(1);
+
+                CliRun text = CliRun.of("status", "--all", "--limit", "1000", "--db-url", DB, "--redis-url", REDIS, "--nats-url",
+                        TestNats.url(), "--stream", stream);
+                assertThat(text.stdout()).contains("workers holding leases on this page: ").contains("worker-7 (")
+                        .contains("job stream: 1 waiting, 0 in progress, 0 redelivered, 0 dead letters");
+
+                CliRun missing = CliRun.of("status", "--all", "--limit", "1", "--db-url", DB, "--redis-url", REDIS, "--nats-url",
+                        TestNats.url(), "--stream", stream + "_NONE");
+                assertThat(missing.exit()).isZero();
+                assertThat(missing.stdout()).contains("job stream: no stream " + stream + "_NONE");
+            } finally {
+                JobStream.builder().stream(stream).build().delete(nats);
+            }
+        }
     }
 
     @Test

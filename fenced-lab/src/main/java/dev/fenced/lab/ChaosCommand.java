@@ -4,6 +4,8 @@ import dev.fenced.cli.FencedCli;
 import dev.fenced.cli.UsageException;
 import dev.fenced.cli.DurationConverter;
 import dev.fenced.cli.Connections;
+import dev.fenced.cli.Progress;
+import dev.fenced.cli.ProgressOptions;
 import dev.fenced.fleet.Broker;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
@@ -14,6 +16,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 @Command(name = "chaos", mixinStandardHelpOptions = true,
@@ -71,6 +74,9 @@ final class ChaosCommand implements Callable<Integer> {
     @Option(names = "--json", description = "print one JSON document")
     boolean json;
 
+    @Mixin
+    ProgressOptions progressOptions;
+
     @Override
     public Integer call() throws Exception {
         if (merchants < 1 || merchants > 1000 || refunds < 1 || refunds > 10_000 || workers < 1 || workers > 32
@@ -88,9 +94,12 @@ final class ChaosCommand implements Callable<Integer> {
         }
         Set<Fault> enabled = faults == null || faults.isEmpty() ? EnumSet.allOf(Fault.class) : Fault.parse(faults);
         long chosenSeed = seed != null ? seed : new java.security.SecureRandom().nextLong();
-        ChaosHarness harness = new ChaosHarness(new ChaosSettings(merchants, refunds, workers, jobs, concurrency, gatewayLatency, duration, ttl,
-                chosenSeed, enabled, !noFence, dbTokens, history, natsUrl), json ? null : System.err);
-        ChaosReport report = harness.run();
+        ChaosSettings settings = new ChaosSettings(merchants, refunds, workers, jobs, concurrency, gatewayLatency, duration, ttl, chosenSeed,
+                enabled, !noFence, dbTokens, history, natsUrl);
+        ChaosReport report;
+        try (Progress progress = progressOptions.start("chaos", ChaosHarness.refundsToSettle(settings), "refunds settled")) {
+            report = new ChaosHarness(settings, json ? null : System.err, progress).run();
+        }
         if (json) {
             System.out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(report));
         } else {

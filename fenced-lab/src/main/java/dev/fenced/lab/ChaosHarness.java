@@ -23,6 +23,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import dev.fenced.cli.Progress;
+import dev.fenced.settlement.SettlementEvent;
 import javax.sql.DataSource;
 
 /**
@@ -41,11 +43,29 @@ final class ChaosHarness {
 
     private final ChaosSettings settings;
     private final PrintStream log;
+    private final Progress progress;
     private final List<EventLine> history = new CopyOnWriteArrayList<>();
 
-    ChaosHarness(ChaosSettings settings, PrintStream log) {
+    /** @param progress counts refunds settled (confirmed, or refused by the gateway), over every deployment's merchants */
+    ChaosHarness(ChaosSettings settings, PrintStream log, Progress progress) {
         this.settings = settings;
         this.log = log;
+        this.progress = progress;
+    }
+
+    /** Refunds the run must settle: every merchant's, and the second deployment's when one shares the gateway (key-reuse). */
+    static long refundsToSettle(ChaosSettings settings) {
+        int merchants = settings.merchants() + (settings.faults().contains(Fault.KEY_REUSE)
+                ? SecondDeployment.merchantCount(settings.merchants()) : 0);
+        return (long) merchants * settings.refunds();
+    }
+
+    private void record(EventLine line) {
+        history.add(line);
+        if (line instanceof EventLine.Event event && (event.type() == SettlementEvent.Type.CONFIRMED
+                || event.type() == SettlementEvent.Type.FAILED)) {
+            progress.step();
+        }
     }
 
     private void say(String text) {
@@ -80,9 +100,9 @@ final class ChaosHarness {
             JournalSchema.migrate(journal);
             queue.publish(merchants);
             SecondDeployment second = settings.faults().contains(Fault.KEY_REUSE) ? SecondDeployment.start(postgres, env, settings, merchants,
-                    broker.connection(), stream + "_K", history::add, this::say) : null;
+                    broker.connection(), stream + "_K", this::record, this::say) : null;
             try {
-                ChaosWorkers workers = new ChaosWorkers(settings, env, queue.stream(), history::add, this::say);
+                ChaosWorkers workers = new ChaosWorkers(settings, env, queue.stream(), this::record, this::say);
                 for (int i = 0; i < settings.workers(); i++) {
                     workers.start();
                 }

@@ -1,5 +1,7 @@
 package dev.fenced.lab;
 
+import dev.fenced.cli.Progress;
+import dev.fenced.cli.ProgressOptions;
 import dev.fenced.cli.UsageException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
@@ -12,6 +14,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 @Command(name = "compare", mixinStandardHelpOptions = true,
@@ -34,8 +37,12 @@ final class CompareCommand implements Callable<Integer> {
     @Option(names = "--json", description = "print one JSON document")
     boolean json;
 
-    @Option(names = "--html", paramLabel = "FILE", description = "also write a self-contained HTML report with one timeline per run")
+    @Option(names = "--html", paramLabel = "FILE", description = "also write a self-contained HTML report: the table, one timeline per"
+            + " run on a shared axis, the outage after a crash")
     Path html;
+
+    @Mixin
+    ProgressOptions progressOptions;
 
     @Override
     public Integer call() throws IOException {
@@ -51,7 +58,10 @@ final class CompareCommand implements Callable<Integer> {
                 : new Scenario.Story(refunds, new BigDecimal("70.25").multiply(BigDecimal.valueOf(refunds)));
         List<ComparisonRow> rows = new ArrayList<>();
         List<ComparisonRun> allRuns = new ArrayList<>();
-        try (ScenarioServers servers = ScenarioServers.start(null, null, json ? null : System.err)) {
+        ComparisonReport.Environment environment;
+        try (ScenarioServers servers = ScenarioServers.start(null, null, json ? null : System.err);
+             Progress progress = progressOptions.start("compare", (long) mechanisms.size() * (runs + 1), "runs")) {
+            environment = ComparisonReport.Environment.of(servers.redisVersion(), servers.databaseVersion());
             for (Mechanism mechanism : mechanisms) {
                 List<DemoReport> results = new ArrayList<>();
                 for (int run = 1; run <= runs; run++) {
@@ -61,12 +71,18 @@ final class CompareCommand implements Callable<Integer> {
                     DemoReport result = new Scenario(speed, mechanism, story, null).run(servers);
                     results.add(result);
                     allRuns.add(new ComparisonRun(result, run));
+                    progress.step();
+                }
+                if (!json) {
+                    System.err.printf("%s: a holder killed with SIGKILL, waiting for its lease to expire (%s article s)%n", mechanism.label(),
+                            mechanism.articleTtl().toSeconds());
                 }
                 double outage = new Scenario(speed, mechanism, story, null).measureCrashOutageArticleSeconds(servers);
                 rows.add(ComparisonRow.of(mechanism, results, outage));
+                progress.step();
             }
         }
-        ComparisonReport report = new ComparisonReport(speed, runs, story.refunds(), story.stalledRefund(), rows, allRuns);
+        ComparisonReport report = new ComparisonReport(speed, runs, story.refunds(), story.stalledRefund(), rows, allRuns, environment);
         if (html != null) {
             Files.writeString(html, HtmlReport.render(report), StandardCharsets.UTF_8);
         }

@@ -88,6 +88,21 @@ final class ScenarioServers implements AutoCloseable {
         }
     }
 
+    /** The Redis server's version as INFO reports it, e.g. "redis-server 6.2.6 (embedded)". */
+    String redisVersion() {
+        return "redis-server " + leases.serverVersion() + (redis != null ? " (embedded)" : "");
+    }
+
+    /** The database server's version, e.g. "PostgreSQL 16.4 (embedded)". */
+    String databaseVersion() {
+        try (Connection c = db.getConnection()) {
+            var meta = c.getMetaData();
+            return meta.getDatabaseProductName() + " " + meta.getDatabaseProductVersion() + (postgres != null ? " (embedded)" : "");
+        } catch (SQLException e) {
+            return "unknown (" + e.getMessage() + ")";
+        }
+    }
+
     private void stopEmbedded() {
         if (postgres != null) {
             postgres.close();

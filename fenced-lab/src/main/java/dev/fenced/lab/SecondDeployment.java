@@ -47,6 +47,11 @@ final class SecondDeployment implements AutoCloseable {
         this.worker = WorkerProcess.start("deploy2", args, env, history);
     }
 
+    /** How many merchants the second deployment has beside a first one with {@code firstMerchants}. */
+    static int merchantCount(int firstMerchants) {
+        return Math.min(3, firstMerchants);
+    }
+
     /**
      * Creates the second database and seeds one merchant for each of the first deployment's first
      * (up to) three merchants, with the same refund ids, publishes their jobs on a stream of its
@@ -62,7 +67,7 @@ final class SecondDeployment implements AutoCloseable {
         String url = postgres.jdbcUrl(DATABASE);
         HikariDataSource db = Connections.database(url, 3);
         List<String> merchants = new ArrayList<>();
-        for (String first : firstMerchants.subList(0, Math.min(3, firstMerchants.size()))) {
+        for (String first : firstMerchants.subList(0, merchantCount(firstMerchants.size()))) {
             String merchant = "k" + first.substring(1);
             RefundSeeder.seed(db, merchant, first + "_r", settings.refunds(),
                     new BigDecimal("80.75").multiply(BigDecimal.valueOf(settings.refunds())), "EUR");

@@ -2,8 +2,15 @@ package dev.fenced.lab;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fenced.cli.Progress;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.EnumSet;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -22,9 +29,18 @@ class ChaosTest {
 
     /** 6 merchants x 120 refunds, 3 workers of 3 jobs, 20 s of faults; the broker of FENCED_NATS_URL unless nats-restart needs one of its own. */
     private static ChaosReport run(long seed, boolean fencing, boolean dbTokens, EnumSet<Fault> faults) throws Exception {
+        return run(seed, fencing, dbTokens, faults, new ByteArrayOutputStream());
+    }
+
+    /** The run, its progress lines (every 2 s, as without a terminal) written to {@code progress}. */
+    private static ChaosReport run(long seed, boolean fencing, boolean dbTokens, EnumSet<Fault> faults, ByteArrayOutputStream progress)
+            throws Exception {
         ChaosSettings settings = new ChaosSettings(6, 120, 3, 3, 1, Duration.ofMillis(80), Duration.ofSeconds(20),
                 Duration.ofSeconds(1), seed, faults, fencing, dbTokens, null, System.getenv("FENCED_NATS_URL"));
-        return new ChaosHarness(settings, null).run();
+        try (Progress lines = Progress.lines("chaos", ChaosHarness.refundsToSettle(settings), "refunds settled", Duration.ofSeconds(2),
+                new PrintStream(progress, true, StandardCharsets.UTF_8))) {
+            return new ChaosHarness(settings, null, lines).run();
+        }
     }
 
     /** Every job acked, none dead-lettered, lost or left in the stream. */
@@ -38,7 +54,8 @@ class ChaosTest {
 
     @Test
     void withFencingEveryRefundIsCreatedOnceAndSentUnderEveryFault() throws Exception {
-        ChaosReport report = run(true, false, EnumSet.allOf(Fault.class));
+        ByteArrayOutputStream progress = new ByteArrayOutputStream();
+        ChaosReport report = run(SEED, true, false, EnumSet.allOf(Fault.class), progress);
         report.checks().forEach((check, count) -> {
             if (!check.contains("noted, not a violation")) {
                 assertThat(count).as("%s%n%s", check, report.table()).isZero();
@@ -51,6 +68,13 @@ class ChaosTest {
         assertThat(report.faults().get("pause").count() + report.faults().get("kill").count()).as("faults struck").isPositive();
         assertThat(report.jobs().redelivered()).as("JetStream redelivered the jobs of paused and killed workers%n%s", report.table()).isPositive();
         assertNoJobLost(report, 9);
+
+        // Progress: a line every 2 s counting refunds settled in both deployments, then the last line with all of them.
+        String lines = progress.toString(StandardCharsets.UTF_8);
+        Pattern periodic = Pattern.compile("chaos: (\\d+)/1080 refunds settled \\((\\d+) %\\), \\d+\\.\\d/s(, about \\d+ s left)?");
+        List<Long> counts = lines.lines().map(periodic::matcher).filter(Matcher::matches).map(m -> Long.parseLong(m.group(1))).toList();
+        assertThat(counts).as(lines).hasSizeGreaterThanOrEqualTo(5).isSorted();
+        assertThat(lines.strip().lines().reduce((a, b) -> b).orElseThrow()).matches("chaos: 1080/1080 refunds settled in \\d+\\.\\d s");
     }
 
     /** The broker restarted mid-run on its file storage: the workers reconnect, no job is lost, every refund is paid once. */

@@ -112,9 +112,11 @@ class ReportJsonTest {
     void theComparisonReportKeepsItsFieldNamesAndEachRunIsADemoReportWithItsNumberLast() throws Exception {
         DemoReport run = tally(Mechanism.FENCE);
         ComparisonRow row = ComparisonRow.of(Mechanism.FENCE, List.of(run), 29.5);
-        JsonNode json = JSON.valueToTree(new ComparisonReport(10, 1, 12, "r_008", List.of(row), List.of(new ComparisonRun(run, 1))));
+        JsonNode json = JSON.valueToTree(new ComparisonReport(10, 1, 12, "r_008", List.of(row), List.of(new ComparisonRun(run, 1)),
+                ComparisonReport.Environment.of("redis-server 7.0.15", "PostgreSQL 15.19")));
 
-        assertThat(fieldNames(json)).containsExactly("speed", "runs", "refunds", "stalledRefund", "rows", "results");
+        assertThat(fieldNames(json)).containsExactly("speed", "runs", "refunds", "stalledRefund", "rows", "results", "environment");
+        assertThat(fieldNames(json.get("environment"))).containsExactly("fencedVersion", "generatedAt", "redis", "database", "java", "machine");
         assertThat(fieldNames(json.get("rows").get(0))).containsExactly("mechanism", "label", "runs", "doubleRefunds", "runsWithDoubleRefunds",
                 "staleWritesAccepted", "runsWithStaleWrites", "lostOrStuck", "settledArticleSeconds", "runsNeverSettled",
                 "blockedAfterCrashArticleSeconds", "expected", "verdict");

@@ -247,6 +247,13 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
         return Duration.ofNanos(System.nanoTime() - started);
     }
 
+    /** The Redis server's version (INFO server, {@code redis_version}), for reports and health details; "unknown" if it says none. */
+    public String serverVersion() {
+        String info = calls.call(redis -> redis.info("server"));
+        return info.lines().filter(line -> line.startsWith("redis_version:")).map(line -> line.substring("redis_version:".length()).trim())
+                .findFirst().orElse("unknown");
+    }
+
     /**
      * Raises the resource's counter to at least {@code floor} and returns its value; never lowers
      * it. For seeding a counter from a database before first use.

@@ -118,16 +118,40 @@ public final class Reconciliation {
     private record Row(String id, BigDecimal amount, String currency, String key, String state, String gatewayReference) {
     }
 
+    /** Told how far a check has come: how many rows it compares, then each one compared. */
+    public interface ProgressListener {
+        ProgressListener NONE = new ProgressListener() {
+            @Override
+            public void rowsToCheck(int rows) {
+            }
+
+            @Override
+            public void rowChecked() {
+            }
+        };
+
+        void rowsToCheck(int rows);
+
+        void rowChecked();
+    }
+
     private final DataSource dataSource;
     private final RefundGateway gateway;
+    private final ProgressListener progress;
 
-    private Reconciliation(DataSource dataSource, RefundGateway gateway) {
+    private Reconciliation(DataSource dataSource, RefundGateway gateway, ProgressListener progress) {
         this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
         this.gateway = Objects.requireNonNull(gateway, "gateway");
+        this.progress = Objects.requireNonNull(progress, "progress");
     }
 
     public static Reconciliation of(DataSource dataSource, RefundGateway gateway) {
-        return new Reconciliation(dataSource, gateway);
+        return new Reconciliation(dataSource, gateway, ProgressListener.NONE);
+    }
+
+    /** The same reconciliation, telling {@code progress} how far each check has come. */
+    public Reconciliation reportingTo(ProgressListener progress) {
+        return new Reconciliation(dataSource, gateway, progress);
     }
 
     /** Reads every row of the merchant and the gateway's refunds for it; writes nothing. */
@@ -172,6 +196,7 @@ public final class Reconciliation {
         List<Discrepancy> found = new ArrayList<>();
         List<String> failedUnpaid = new ArrayList<>();
         Set<String> keys = new HashSet<>();
+        progress.rowsToCheck(rows.size());
         for (Row row : rows) {
             keys.add(row.key());
             List<GatewayRefund> mine = byKey.getOrDefault(row.key(), List.of());
@@ -186,6 +211,7 @@ public final class Reconciliation {
             } else if (row.state().equals("failed") && refund == null) {
                 failedUnpaid.add(row.id());
             }
+            progress.rowChecked();
         }
         for (GatewayRefund refund : refunds) {
             if (!keys.contains(refund.idempotencyKey())) {

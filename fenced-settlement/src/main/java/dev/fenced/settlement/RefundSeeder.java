@@ -8,6 +8,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.IntConsumer;
 import java.util.UUID;
 import javax.sql.DataSource;
 
@@ -20,6 +21,7 @@ import javax.sql.DataSource;
  */
 public final class RefundSeeder {
     /** The largest amount the refund table holds: NUMERIC(12, 2). */
+    private static final int BATCH = 500;
     public static final BigDecimal MAX_AMOUNT = new BigDecimal("9999999999.99");
     private static final long MAX_AMOUNT_CENTS = 999_999_999_999L;
     private static final int MAX_TOTAL_DIGITS = 16;
@@ -116,6 +118,15 @@ public final class RefundSeeder {
      * @throws IllegalStateException when the merchant already has refunds or an id is taken
      */
     public static int seed(DataSource dataSource, String merchant, String idPrefix, int count, BigDecimal total, String currency) {
+        return seed(dataSource, merchant, idPrefix, count, total, currency, inserted -> { });
+    }
+
+    /**
+     * {@link #seed(DataSource, String, String, int, BigDecimal, String)}, telling {@code inserted}
+     * how many rows each batch sent (they are committed together at the end, or not at all).
+     */
+    public static int seed(DataSource dataSource, String merchant, String idPrefix, int count, BigDecimal total, String currency,
+                           IntConsumer inserted) {
         Merchants.requireValid(merchant);
         if (idPrefix == null || !idPrefix.matches("[A-Za-z0-9_-]{1,40}")) {
             throw new IllegalArgumentException("refund id prefix must be 1 to 40 letters, digits, underscores or hyphens, got " + idPrefix);
@@ -128,7 +139,7 @@ public final class RefundSeeder {
             connection.setAutoCommit(false);
             try {
                 requireUnseeded(connection, merchant, idPrefix);
-                insert(connection, merchant, idPrefix, amounts, currency);
+                insert(connection, merchant, idPrefix, amounts, currency, inserted);
                 connection.commit();
                 return count;
             } catch (SQLException | RuntimeException e) {
@@ -170,8 +181,8 @@ public final class RefundSeeder {
     }
 
     /** Inserts the rows, each with an idempotency key of its own (a random UUID: unique across deployments). */
-    private static void insert(Connection connection, String merchant, String idPrefix, List<BigDecimal> amounts, String currency)
-            throws SQLException {
+    private static void insert(Connection connection, String merchant, String idPrefix, List<BigDecimal> amounts, String currency,
+                               IntConsumer inserted) throws SQLException {
         try (PreparedStatement insert = connection.prepareStatement(
                 "INSERT INTO refund (id, merchant, seq, amount, currency, idempotency_key) VALUES (?, ?, ?, ?, ?, ?)")) {
             for (int i = 0; i < amounts.size(); i++) {
@@ -182,11 +193,13 @@ public final class RefundSeeder {
                 insert.setString(5, currency);
                 insert.setString(6, UUID.randomUUID().toString());
                 insert.addBatch();
-                if (i % 500 == 499) {
+                if (i % BATCH == BATCH - 1) {
                     insert.executeBatch();
+                    inserted.accept(BATCH);
                 }
             }
             insert.executeBatch();
+            inserted.accept(amounts.size() % BATCH);
         }
     }
 
