@@ -8,6 +8,7 @@ import dev.fenced.StoreUnavailableException;
 import dev.fenced.gateway.GatewayClient;
 import dev.fenced.internal.Redaction;
 import dev.fenced.jdbc.JdbcFenceFloor;
+import dev.fenced.jdbc.JdbcSequenceTokenSource;
 import dev.fenced.redis.RedisLeaseStore;
 import dev.fenced.redis.RedisTls;
 import dev.fenced.settlement.RefundSchema;
@@ -46,13 +47,30 @@ public final class Connections {
             description = "how much of the server's certificate to check: chain and host name, chain only, nothing (default ${DEFAULT-VALUE})")
     public String redisTlsVerify;
 
+    @Option(names = "--tokens", paramLabel = "redis|epochs|database", defaultValue = "${env:FENCED_TOKENS:-redis}",
+            converter = TokensConverter.class,
+            description = {"who issues fencing tokens (env FENCED_TOKENS; default ${DEFAULT-VALUE}): redis, its counter reseeded from the"
+                    + " refunds' highest fence when lost; epochs, Redis's counter in epochs from the database sequence fence_epoch_seq,"
+                    + " never repeating whatever Redis loses (a failover to a lagging replica included); database, every token from the"
+                    + " sequence fence_token_seq. One choice per deployment: tokens of different choices do not order."})
+    public Tokens tokens;
+
+    /** Reads {@code --tokens} when the command line is parsed, before anything connects. */
+    public static final class TokensConverter implements picocli.CommandLine.ITypeConverter<Tokens> {
+        @Override
+        public Tokens convert(String value) {
+            return tokens(value);
+        }
+    }
+
     /**
      * The lease store on {@code --redis-url}, with the TLS options when any is given.
      *
      * @throws UsageException for TLS options that cannot work: a missing file, a certificate without its key, a plain URL
      */
     public RedisLeaseStore leases(HikariDataSource database, String ownerLabel, FencedObserver observer) {
-        RedisLeaseStore.Builder builder = leasesBuilder(require(redisUrl, "--redis-url", "FENCED_REDIS_URL"), database, ownerLabel, observer);
+        RedisLeaseStore.Builder builder = leasesBuilder(require(redisUrl, "--redis-url", "FENCED_REDIS_URL"), database, ownerLabel, observer,
+                tokens);
         RedisTls tls = tls();
         if (tls == null) {
             return builder.build();
@@ -161,16 +179,44 @@ public final class Connections {
         return dataSource;
     }
 
-    /** A Redis lease store whose counter is reseeded from the refunds' highest fence. */
-    public static RedisLeaseStore leases(String redisUrl, HikariDataSource database, String ownerLabel) {
-        return leasesBuilder(redisUrl, database, ownerLabel, FencedObserver.NONE).build();
+    /** Who issues the tokens: {@code --tokens}. */
+    public enum Tokens {
+        /** Redis's counter, reseeded from the refunds' highest fence when it is lost. */
+        REDIS,
+        /** Redis's counter in epochs drawn from {@code fence_epoch_seq}. */
+        EPOCHS,
+        /** Every token from {@code fence_token_seq}; Redis keeps only the lease. */
+        DATABASE
     }
 
-    /** The store every command uses: counters reseeded from the refund rows, owner ids labelled. */
+    /** The {@code --tokens} value; picocli reports anything else as a usage error. */
+    public static Tokens tokens(String value) {
+        try {
+            return Tokens.valueOf(value.trim().toUpperCase(java.util.Locale.ROOT));
+        } catch (IllegalArgumentException | NullPointerException e) {
+            throw new picocli.CommandLine.TypeConversionException("must be redis, epochs or database, got " + value);
+        }
+    }
+
+    /** A Redis lease store whose counter is reseeded from the refunds' highest fence. */
+    public static RedisLeaseStore leases(String redisUrl, HikariDataSource database, String ownerLabel) {
+        return leases(redisUrl, database, ownerLabel, Tokens.REDIS);
+    }
+
+    /** A Redis lease store with tokens issued as {@code tokens} says. */
+    public static RedisLeaseStore leases(String redisUrl, HikariDataSource database, String ownerLabel, Tokens tokens) {
+        return leasesBuilder(redisUrl, database, ownerLabel, FencedObserver.NONE, tokens).build();
+    }
+
+    /** The store every command uses: tokens as chosen (the counter reseeded from the refund rows by default), owner ids labelled. */
     private static RedisLeaseStore.Builder leasesBuilder(String redisUrl, HikariDataSource database, String ownerLabel,
-                                                         FencedObserver observer) {
-        RedisLeaseStore.Builder builder = RedisLeaseStore.builder(redisUrl).observer(observer)
-                .fenceFloor(JdbcFenceFloor.of(database, RefundSchema.table(), Merchants::merchantOf));
+                                                         FencedObserver observer, Tokens tokens) {
+        RedisLeaseStore.Builder builder = RedisLeaseStore.builder(redisUrl).observer(observer);
+        switch (tokens) {
+            case REDIS -> builder.fenceFloor(JdbcFenceFloor.of(database, RefundSchema.table(), Merchants::merchantOf));
+            case EPOCHS -> builder.tokenEpochs(JdbcSequenceTokenSource.epochs(database));
+            case DATABASE -> builder.tokenSource(JdbcSequenceTokenSource.of(database));
+        }
         if (ownerLabel != null) {
             builder.ownerLabel(ownerLabel);
         }

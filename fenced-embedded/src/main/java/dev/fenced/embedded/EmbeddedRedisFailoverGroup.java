@@ -16,6 +16,7 @@ public final class EmbeddedRedisFailoverGroup implements AutoCloseable {
 
     private final int[] ports = {EmbeddedRedis.freePort(), EmbeddedRedis.freePort()};
     private final RedisServer[] servers = new RedisServer[2];
+    private final long[] frozen = new long[2];
     private final int sentinelPort = EmbeddedRedis.freePort();
     private final RedisSentinel sentinel;
 
@@ -75,6 +76,39 @@ public final class EmbeddedRedisFailoverGroup implements AutoCloseable {
         servers[i] = start(port, null);
     }
 
+    /**
+     * Makes the replica on {@code replicaPort} fall behind the primary on {@code primaryPort} and
+     * stay there: freezes it (SIGSTOP), then has the primary drop the replication link (CLIENT KILL
+     * TYPE replica), so what the primary is written from now on reaches no replica. Freezing alone
+     * would not do: the primary's writes would wait in the socket and be applied on thawing. Killing
+     * the primary ({@link #stopNode}) before {@link #thawNode} loses those writes, as a failover to
+     * a lagging replica does.
+     *
+     * @return false, with nothing changed, when the primary had no replica link to drop (a node
+     *     that came back after a failover is not yet its replica)
+     */
+    public boolean laggingReplica(int replicaPort, int primaryPort) {
+        int replica = index(replicaPort);
+        frozen[replica] = RedisNode.processId(replicaPort, null);
+        RedisNode.signal("-STOP", frozen[replica]);
+        String killed = RedisNode.command(primaryPort, null, "CLIENT KILL TYPE replica");
+        if (!":1".equals(killed)) {
+            thawNode(replicaPort);
+            return false;
+        }
+        return true;
+    }
+
+    /** Thaws a node frozen by {@link #laggingReplica} (SIGCONT). */
+    public void thawNode(int port) {
+        int i = index(port);
+        if (frozen[i] == 0) {
+            throw new IllegalStateException("no frozen node on port " + port);
+        }
+        RedisNode.signal("-CONT", frozen[i]);
+        frozen[i] = 0;
+    }
+
     private int index(int port) {
         if (port == ports[0]) {
             return 0;
@@ -102,6 +136,12 @@ public final class EmbeddedRedisFailoverGroup implements AutoCloseable {
 
     @Override
     public void close() {
+        for (int i = 0; i < frozen.length; i++) {
+            if (frozen[i] != 0) {
+                RedisNode.signal("-CONT", frozen[i]); // a frozen process does not stop
+                frozen[i] = 0;
+            }
+        }
         for (RedisServer server : servers) {
             try {
                 if (server != null) {

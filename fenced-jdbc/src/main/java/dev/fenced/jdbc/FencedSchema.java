@@ -37,7 +37,8 @@ public final class FencedSchema {
      * the same rules. Migrations recorded in the history but no longer shipped are ignored: an
      * earlier release kept more tables under one history. (Versions 2 and 3 of the library's own
      * history are retired that way: they made the refund table, which the settlement module now
-     * owns; V4 makes the guard table, V5 the token sequence of {@link JdbcSequenceTokenSource}.)
+     * owns; V4 makes the guard table, V5 the token sequence of {@link JdbcSequenceTokenSource}, V6 the sequence of
+     * its {@link JdbcSequenceTokenSource#epochs epochs}.)
      */
     public static void migrate(DataSource dataSource, String scriptsLocation, String historyTable) {
         String dialect;

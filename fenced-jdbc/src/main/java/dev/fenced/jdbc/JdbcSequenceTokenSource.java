@@ -23,6 +23,8 @@ import javax.sql.DataSource;
  */
 public final class JdbcSequenceTokenSource implements TokenSource {
     public static final String DEFAULT_SEQUENCE = "fence_token_seq";
+    /** The sequence of {@link #epochs(DataSource)}. */
+    public static final String EPOCH_SEQUENCE = "fence_epoch_seq";
 
     private final DataSource dataSource;
     private final DetectedDialect detected = new DetectedDialect();
@@ -36,6 +38,15 @@ public final class JdbcSequenceTokenSource implements TokenSource {
     /** Tokens from {@code fence_token_seq}. */
     public static JdbcSequenceTokenSource of(DataSource dataSource) {
         return new JdbcSequenceTokenSource(dataSource, DEFAULT_SEQUENCE);
+    }
+
+    /**
+     * Epochs for Redis-issued tokens ({@code RedisLeaseStore.Builder.tokenEpochs}) from
+     * {@code fence_epoch_seq}: one {@code nextval} per resource when it is first acquired and after
+     * each time Redis may have lost its tokens, never on the usual acquisition.
+     */
+    public static JdbcSequenceTokenSource epochs(DataSource dataSource) {
+        return new JdbcSequenceTokenSource(dataSource, EPOCH_SEQUENCE);
     }
 
     /** Tokens from a sequence of your own; it must not cache values per session. */

@@ -83,4 +83,17 @@ abstract class JdbcSequenceTokenSourceContract extends TokenSourceContract {
     void aLaterDrawIsHigherWhicheverProcessMakesIt() {
         assertThat(outOfOrder(alternating(jdbcUrl(), JdbcSequenceTokenSource.DEFAULT_SEQUENCE, 200))).isZero();
     }
+
+    /** The epochs of Redis-issued tokens: their own sequence, made by the migrations, rising whichever process draws. */
+    @Test
+    void epochsRiseFromTheirOwnSequence() {
+        List<Long> epochs = alternating(jdbcUrl(), JdbcSequenceTokenSource.EPOCH_SEQUENCE, 40);
+        assertThat(outOfOrder(epochs)).isZero();
+        assertThat(epochs.get(0)).isPositive().isLessThanOrEqualTo(Integer.MAX_VALUE);
+        long epoch = JdbcSequenceTokenSource.epochs(pool).nextToken(freshResource());
+        long token = JdbcSequenceTokenSource.of(pool).nextToken(freshResource());
+        assertThat(JdbcSequenceTokenSource.epochs(pool).nextToken(freshResource())).as("a token drawn between does not move the epochs")
+                .isEqualTo(epoch + 1);
+        assertThat(token).isPositive();
+    }
 }

@@ -54,15 +54,17 @@ final class ChaosCommand implements Callable<Integer> {
     @Option(names = "--seed", description = "seed of the fault schedule (default: random, printed)")
     Long seed;
 
-    @Option(names = "--faults", split = ",", description = "of: pause, kill, redis-restart, flushall, failover, db-kill, gateway,"
-            + " gateway-outage, gateway-restart, key-reuse, nats-restart (default: all)")
+    @Option(names = "--faults", split = ",", description = "of: pause, kill, redis-restart, flushall, failover, lagging-failover, db-kill,"
+            + " gateway, gateway-outage, gateway-restart, key-reuse, nats-restart (default: all)")
     List<String> faults;
 
     @Option(names = "--no-fence", description = "the negative control: the same run with fencing off must report violations")
     boolean noFence;
 
-    @Option(names = "--db-tokens", description = "tokens from the database counter table instead of Redis")
-    boolean dbTokens;
+    @Option(names = "--tokens", defaultValue = "epochs", converter = Connections.TokensConverter.class, paramLabel = "epochs|redis|database",
+            description = "who issues the workers' tokens (default ${DEFAULT-VALUE}); with redis, a failover to a lagging replica can"
+                    + " repeat a token, which the checker counts as a violation: the negative control of epochs")
+    Connections.Tokens tokens;
 
     @Option(names = "--nats-url", paramLabel = "URL", defaultValue = "${env:FENCED_NATS_URL}",
             description = "NATS with JetStream for the jobs (env FENCED_NATS_URL; default: a nats-server of the run's own, always with nats-restart)")
@@ -95,7 +97,7 @@ final class ChaosCommand implements Callable<Integer> {
         Set<Fault> enabled = faults == null || faults.isEmpty() ? EnumSet.allOf(Fault.class) : Fault.parse(faults);
         long chosenSeed = seed != null ? seed : new java.security.SecureRandom().nextLong();
         ChaosSettings settings = new ChaosSettings(merchants, refunds, workers, jobs, concurrency, gatewayLatency, duration, ttl, chosenSeed,
-                enabled, !noFence, dbTokens, history, natsUrl);
+                enabled, !noFence, tokens, history, natsUrl);
         ChaosReport report;
         try (Progress progress = progressOptions.start("chaos", ChaosHarness.refundsToSettle(settings), "refunds settled")) {
             report = new ChaosHarness(settings, json ? null : System.err, progress).run();

@@ -207,9 +207,6 @@ final class ChaosHarness {
     private ChaosReport report(HikariDataSource db, DataSource journal, List<String> merchants, ChaosGateway gateway, SecondDeployment second,
                                JobQueue queue, FaultInjector faults, ChaosWorkers workers, double seconds) throws SQLException {
         Map<Fault, Integer> injected = faults.injected();
-        // Redis-issued tokens can repeat after Redis loses data (a lagging replica promoted, a restart);
-        // the fence still holds, and database-issued tokens are the cure: counted as violations only there.
-        boolean redisDataLost = !settings.dbTokens() && injected.keySet().stream().anyMatch(Fault::losesRedisData);
         List<ExactlyOnceChecker.Deployment> deployments = new ArrayList<>(List.of(new ExactlyOnceChecker.Deployment(db, merchants, journal)));
         ChaosReport.Jobs jobs = queue.tally(merchants, history);
         if (second != null) {
@@ -217,9 +214,9 @@ final class ChaosHarness {
             jobs = jobs.plus(second.queue().tally(second.merchants(), history));
         }
         List<GatewayRefund> ledger = gateway.ledger();
-        ExactlyOnceChecker.Findings findings = new ExactlyOnceChecker(settings.fencing(), redisDataLost)
+        ExactlyOnceChecker.Findings findings = new ExactlyOnceChecker(settings.fencing())
                 .check(deployments, gateway.url(), ledger, history, jobs);
-        return new ChaosReport(settings.seed(), settings.fencing(), settings.dbTokens() ? "database" : "redis", merchants.size(),
+        return new ChaosReport(settings.seed(), settings.fencing(), settings.tokens().name().toLowerCase(java.util.Locale.ROOT), merchants.size(),
                 findings.refunds(), settings.workers(), settings.concurrency(), settings.gatewayLatency().toMillis(), workers.started(),
                 ledger.size(), settled(db, second), jobs, ChaosReport.faults(settings, injected), ChaosReport.operations(history),
                 findings.checks(), findings.violations(), findings.verdict(), seconds);

@@ -1,5 +1,6 @@
 package dev.fenced.lab;
 
+import dev.fenced.cli.Connections;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Set;
@@ -13,13 +14,14 @@ import java.util.Set;
  * @param concurrency refunds in flight per job
  * @param duration how long faults strike before the drain
  * @param fencing false for the negative control
- * @param dbTokens tokens from the database counter table instead of Redis
+ * @param tokens who issues the tokens, as {@code fenced worker --tokens} says
  * @param history where to write every worker event as JSON lines, or null
  * @param natsUrl the NATS with JetStream to use, or null for a {@code nats-server} of the run's own;
  *     ignored with {@link Fault#NATS_RESTART}, which needs a server the run can restart
  */
 record ChaosSettings(int merchants, int refunds, int workers, int jobs, int concurrency, Duration gatewayLatency, Duration duration,
-                     Duration ttl, long seed, Set<Fault> faults, boolean fencing, boolean dbTokens, Path history, String natsUrl) {
+                     Duration ttl, long seed, Set<Fault> faults, boolean fencing, Connections.Tokens tokens, Path history,
+                     String natsUrl) {
 
     /** A job's visibility timeout on the run's stream: one TTL (at least JetStream's 500 ms), as a paused holder's lease lasts. */
     Duration ackWait() {

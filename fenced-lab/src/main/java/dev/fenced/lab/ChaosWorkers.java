@@ -86,9 +86,8 @@ final class ChaosWorkers {
             args.add("--no-fence");
             args.add("--no-journal-guard");
         }
-        if (settings.dbTokens()) {
-            args.add("--db-tokens");
-        }
+        args.add("--tokens");
+        args.add(settings.tokens().name().toLowerCase(java.util.Locale.ROOT));
         return args;
     }
 

@@ -17,7 +17,7 @@ import javax.sql.DataSource;
  * The chaos run's verdict: every refund created exactly once at the gateway and sent in the
  * database with the same key, merchant, amount and id ({@link GatewayCrossCheck}); nothing for
  * {@code fenced reconcile} to report; no refund confirmed twice or under a token other than its
- * row's; every merchant's grants with rising tokens; every job acked or dead-lettered, none lost
+ * row's; every merchant's grants with rising tokens, none granted twice; every job acked or dead-lettered, none lost
  * by the broker; the journal, a second store, with one line per sent refund ({@link JournalCheck}). It judges what the run left behind, after the drain; it cannot tell a violation
  * that left no trace.
  */
@@ -35,15 +35,9 @@ final class ExactlyOnceChecker {
     }
 
     private final boolean fencing;
-    private final boolean tokensMayRepeat;
 
-    /**
-     * @param tokensMayRepeat true when tokens come from a Redis that lost data (a lagging replica
-     *     promoted, a restart, a flush): the fence still holds, so tokens that did not rise are noted, not counted
-     */
-    ExactlyOnceChecker(boolean fencing, boolean tokensMayRepeat) {
+    ExactlyOnceChecker(boolean fencing) {
         this.fencing = fencing;
-        this.tokensMayRepeat = tokensMayRepeat;
     }
 
     Findings check(List<Deployment> deployments, String gatewayUrl, List<GatewayRefund> ledger, List<EventLine> history, ChaosReport.Jobs jobs)
@@ -70,21 +64,34 @@ final class ExactlyOnceChecker {
             GatewayCrossCheck.Row row = rows.get(e.getKey());
             return row != null && e.getValue().stream().anyMatch(c -> c.token() != row.fence());
         }).count();
-        long tokensNotRising = tokensNotRising(events(history, Type.ACQUIRED));
+        List<EventLine.Event> grants = events(history, Type.ACQUIRED);
+        long tokensRepeated = tokensRepeated(grants);
+        long tokensNotRising = tokensNotRising(grants);
         long violations = moneyChecks.values().stream().mapToLong(Long::longValue).sum() + reconcileDiscrepancies + confirmedTwice
-                + confirmedByAnotherToken + (tokensMayRepeat ? 0 : tokensNotRising) + jobs.lost() + jobs.unfinished()
+                + confirmedByAnotherToken + tokensRepeated + tokensNotRising + jobs.lost() + jobs.unfinished()
                 + journalChecks.values().stream().mapToLong(Long::longValue).sum();
 
         Map<String, Long> checks = new LinkedHashMap<>(moneyChecks);
         checks.put("discrepancies fenced reconcile reports", reconcileDiscrepancies);
         checks.put("refunds confirmed more than once", confirmedTwice);
         checks.put("refunds confirmed by a token other than the row's", confirmedByAnotherToken);
-        checks.put(tokensMayRepeat ? "grants whose token did not increase (Redis lost data: noted, not a violation)"
-                : "grants whose token did not increase", tokensNotRising);
+        checks.put("grants of a token the merchant was granted before", tokensRepeated);
+        checks.put("grants whose token did not increase", tokensNotRising);
         checks.put("jobs lost by the broker (gone, neither acked nor dead-lettered)", (long) jobs.lost());
         checks.put("jobs still queued or in progress at the end", (long) jobs.unfinished());
         checks.putAll(journalChecks);
         return new Findings(rows.size(), checks, violations, verdict(violations));
+    }
+
+    /**
+     * Per merchant: grants of a token another grant already had. Whenever a counter goes back and is
+     * used again it hands out tokens it handed out before, so this is the trace of every token that
+     * went back, and, unlike the order of events from several processes, it does not depend on when
+     * a process got around to reporting its grant.
+     */
+    private static long tokensRepeated(List<EventLine.Event> grants) {
+        return grants.stream().collect(Collectors.groupingBy(e -> e.merchant() + "/" + e.token(), Collectors.counting())).values().stream()
+                .mapToLong(count -> count - 1).sum();
     }
 
     /** Per merchant, in time order: grants whose token is not above the one granted before. */

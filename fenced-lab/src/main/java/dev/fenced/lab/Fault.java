@@ -12,16 +12,12 @@ import java.util.Set;
  * run's own {@code nats-server} on its file storage: it needs a server the run owns.
  */
 enum Fault {
-    PAUSE, KILL, REDIS_RESTART, FLUSHALL, FAILOVER, DB_KILL, GATEWAY, GATEWAY_OUTAGE, GATEWAY_RESTART, KEY_REUSE, NATS_RESTART;
+    PAUSE, KILL, REDIS_RESTART, FLUSHALL, FAILOVER, LAGGING_FAILOVER, DB_KILL, GATEWAY, GATEWAY_OUTAGE, GATEWAY_RESTART, KEY_REUSE,
+    NATS_RESTART;
 
     /** Faults that strike all along rather than at drawn moments. */
     boolean standing() {
         return this == GATEWAY || this == KEY_REUSE;
-    }
-
-    /** Faults after which Redis may have lost the fence counter: its tokens can repeat. */
-    boolean losesRedisData() {
-        return this == FAILOVER || this == REDIS_RESTART || this == FLUSHALL;
     }
 
     static Set<Fault> parse(List<String> names) {
@@ -30,8 +26,8 @@ enum Fault {
             try {
                 out.add(Fault.valueOf(name.trim().toUpperCase(Locale.ROOT).replace('-', '_')));
             } catch (IllegalArgumentException e) {
-                throw new UsageException("unknown fault '" + name + "'; use pause, kill, redis-restart, flushall, failover, db-kill, gateway,"
-                        + " gateway-outage, gateway-restart, key-reuse, nats-restart");
+                throw new UsageException("unknown fault '" + name + "'; use pause, kill, redis-restart, flushall, failover, lagging-failover,"
+                        + " db-kill, gateway, gateway-outage, gateway-restart, key-reuse, nats-restart");
             }
         }
         return out;

@@ -19,7 +19,8 @@ import java.util.function.Supplier;
 /**
  * Strikes the chaos run's faults on a schedule drawn from the seed: every 0.3 to 1.2 s one of the
  * enabled {@link Fault}s that strike at moments (a worker SIGSTOPped or SIGKILLed, the Redis
- * primary restarted, flushed or failed over, the database's connections killed, the gateway down
+ * primary restarted, flushed or failed over, to a replica in sync or to one left behind for a few
+ * seconds of grants, the database's connections killed, the gateway down
  * or restarted, the run's {@code nats-server} restarted on its file storage), on a worker holding a
  * job when there is one. Counts what it injected. One Redis fault at a time: a failed-over primary
  * comes back, empty, as a replica before the next.
@@ -40,6 +41,10 @@ final class FaultInjector {
     private long nextFaultAt;
     private int stoppedPort;
     private long restartStoppedAt;
+    /** A lagging-failover under way: the primary that goes on alone until {@link #laggingUntil}, and its frozen replica. */
+    private int laggingPrimary;
+    private int laggingReplica;
+    private long laggingUntil;
 
     /** @param say gets one line per fault that struck: when, which, on which worker, how long */
     FaultInjector(ChaosSettings settings, EmbeddedRedisFailoverGroup redis, String dbUrl, ChaosGateway gateway, ChaosBroker broker,
@@ -66,6 +71,7 @@ final class FaultInjector {
      * @param targets the workers a fault may hit, asked for only when one strikes
      */
     void tick(Supplier<List<ChaosWorkers.Slot>> targets) {
+        failOverToTheLaggingReplica(false);
         restartStoppedNode(false);
         if (System.currentTimeMillis() >= nextFaultAt) {
             strike(targets);
@@ -75,12 +81,29 @@ final class FaultInjector {
 
     /** The end of the faults: a node still down from a failover comes back now. */
     void stop() {
+        failOverToTheLaggingReplica(true);
         restartStoppedNode(true);
     }
 
     /** How many times each fault struck. */
     Map<Fault, Integer> injected() {
         return new EnumMap<>(injected);
+    }
+
+    /**
+     * The end of a lagging-failover's window: the primary, which issued tokens and leases its frozen
+     * replica never received, dies; the replica thaws and the Sentinel promotes it, behind.
+     */
+    private void failOverToTheLaggingReplica(boolean now) {
+        if (laggingPrimary != 0 && (now || System.currentTimeMillis() >= laggingUntil)) {
+            redis.stopNode(laggingPrimary);
+            redis.thawNode(laggingReplica);
+            say.accept(String.format("%6.1f s  %-15s primary on port %d killed; the replica on port %d, behind, is promoted",
+                    (System.currentTimeMillis() - startedAt) / 1000.0, Fault.LAGGING_FAILOVER.label(), laggingPrimary, laggingReplica));
+            stoppedPort = laggingPrimary;
+            restartStoppedAt = System.currentTimeMillis() + FAILED_OVER_NODE_DOWN_MS;
+            laggingPrimary = 0;
+        }
     }
 
     /** Brings back the primary a failover took down, empty: the Sentinel makes it a replica. */
@@ -118,8 +141,32 @@ final class FaultInjector {
                 slot.process.signal("KILL");
                 struck(fault, slot.name() + ", holding " + slot.held.size() + " jobs");
             }
+            case LAGGING_FAILOVER -> {
+                if (stoppedPort != 0 || laggingPrimary != 0) {
+                    return; // one Redis fault at a time
+                }
+                int primary = primaryPort();
+                int replica = redis.dataPorts().stream().filter(port -> port != primary).findFirst().orElseThrow();
+                if (!redis.laggingReplica(replica, primary)) {
+                    return; // the node back from the last failover is not the primary's replica yet
+                }
+                laggingPrimary = primary;
+                laggingReplica = replica;
+                // A worker frozen past its lease: its job is redelivered and taken again while the replica
+                // lags, so the primary issues tokens that the failover then loses.
+                String frozen = "";
+                if (!live.isEmpty()) {
+                    ChaosWorkers.Slot slot = live.get(random.nextInt(live.size()));
+                    slot.process.signal("STOP");
+                    slot.pausedUntil = System.currentTimeMillis() + settings.ttl().toMillis() * 2;
+                    frozen = "; " + slot.name() + " frozen for " + settings.ttl().toMillis() * 2 + " ms";
+                }
+                laggingUntil = System.currentTimeMillis() + Math.max(3_000, settings.ttl().toMillis() * 3);
+                struck(fault, "replica on port " + laggingReplica + " frozen and cut off; primary on port " + laggingPrimary
+                        + " goes on alone for " + (laggingUntil - System.currentTimeMillis()) + " ms" + frozen);
+            }
             case REDIS_RESTART, FLUSHALL, FAILOVER -> {
-                if (stoppedPort != 0) {
+                if (stoppedPort != 0 || laggingPrimary != 0) {
                     return; // a failover is under way: one Redis fault at a time
                 }
                 int primary = primaryPort();

@@ -44,6 +44,19 @@ final class RedisCalls {
         return Objects.requireNonNull(reply, "script reply");
     }
 
+    /** Runs one of {@link RedisScripts} that answers two integers. */
+    long[] scriptPair(String script, String[] keys, String... args) {
+        java.util.List<Object> reply = call(redis -> {
+            try {
+                return redis.<java.util.List<Object>>evalsha(sha1(script), ScriptOutputType.MULTI, keys, args);
+            } catch (RedisNoScriptException e) {
+                return redis.<java.util.List<Object>>eval(script, ScriptOutputType.MULTI, keys, args);
+            }
+        });
+        Objects.requireNonNull(reply, "script reply");
+        return new long[] {(Long) reply.get(0), (Long) reply.get(1)};
+    }
+
     /** Any other command or commands. */
     <T> T call(Function<RedisClusterCommands<String, String>, T> command) {
         try {

@@ -4,10 +4,11 @@ import dev.fenced.LeaseArguments;
 
 /**
  * The Redis keys a {@link RedisLeaseStore} keeps for a resource: {@code [prefix]lock:{resource}}
- * holds the lease, {@code [prefix]fence:{resource}} the token counter. {@link #DEFAULT} has no
+ * holds the lease, {@code [prefix]fence:{resource}} the token counter, and, with token epochs,
+ * {@code [prefix]fence-epoch:{resource}} the counter's epoch. {@link #DEFAULT} has no
  * prefix, which is the layout every store has always used.
  *
- * <p>Guarantees: both keys of a resource carry the same hash tag, {@code {resource}}, so they are
+ * <p>Guarantees: every key of a resource carries the same hash tag, {@code {resource}}, so they are
  * in one Redis Cluster slot; two layouts with different prefixes never share a key, so their
  * leases and counters are independent on one server. Does not guarantee: that nothing else on the
  * server writes these keys, nor a way to move a resource's data from one prefix to another.
@@ -24,11 +25,13 @@ public final class RedisKeys {
     private final String prefix;
     private final String lockStart;
     private final String fenceStart;
+    private final String epochStart;
 
     private RedisKeys(String prefix) {
         this.prefix = prefix;
         this.lockStart = prefix + "lock:{";
         this.fenceStart = prefix + "fence:{";
+        this.epochStart = prefix + "fence-epoch:{";
     }
 
     /**
@@ -63,6 +66,16 @@ public final class RedisKeys {
      */
     public String fenceKey(String resource) {
         return fenceStart + LeaseArguments.requireValidResource(resource) + "}";
+    }
+
+    /**
+     * The key that holds the epoch of the resource's tokens and the redis-server process it began
+     * on, for stores with {@code tokenEpochs}; never expiring, in the same slot as the others.
+     *
+     * @throws IllegalArgumentException for a resource name {@link LeaseArguments#requireValidResource} refuses
+     */
+    public String epochKey(String resource) {
+        return epochStart + LeaseArguments.requireValidResource(resource) + "}";
     }
 
     // Redis Cluster hashes only the part between the first '{' and the next '}', and a script may

@@ -39,9 +39,11 @@ import org.slf4j.MDC;
  * <p>Guarantees: tokens for a resource strictly increase in grant order as long as the counter
  * survives; when it does not (restart without persistence, FLUSHALL), the counter is raised above
  * the configured {@link FenceFloor} before the next token, or the loss is reported with
- * {@link CounterLostException} when this client has seen tokens and no floor is configured.
- * Does not guarantee: exclusivity across a failover to a replica that had not received the lease
- * (the fence still holds), or detection of a lost counter by a fresh process without a floor.
+ * {@link CounterLostException} when this client has seen tokens and no floor is configured. With
+ * {@link Builder#tokenEpochs token epochs}, tokens never repeat or go back whatever Redis loses,
+ * a failover to a lagging replica included. Does not guarantee: exclusivity across a failover to a
+ * replica that had not received the lease (the fence still holds); without epochs, that a failover
+ * to a lagging replica or a fresh process after a loss never repeats a token.
  * Stores with different key prefixes share nothing: neither leases nor counters.
  *
  * <p>Thread-safe; one connection is shared by all callers: the store's own, closed by
@@ -50,6 +52,9 @@ import org.slf4j.MDC;
  */
 public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(RedisLeaseStore.class);
+    /** With token epochs, a token is epoch &lt;&lt; 32 | counter. */
+    private static final int EPOCH_SHIFT = 32;
+    private static final long MAX_EPOCH = Integer.MAX_VALUE;
 
     private final RedisErrors errors;
     /** Null when the store runs on a client or a connection the caller owns. */
@@ -61,6 +66,7 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
     private final RedisKeys keys;
     private final FenceFloor fenceFloor;
     private final TokenSource tokenSource;
+    private final TokenSource tokenEpochs;
     private final String ownerLabel;
     private final long reseedMargin;
     private final FencedObserver observer;
@@ -70,6 +76,7 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
         this.keys = builder.keys;
         this.fenceFloor = builder.fenceFloor;
         this.tokenSource = builder.tokenSource;
+        this.tokenEpochs = builder.tokenEpochs;
         this.ownerLabel = builder.ownerLabel;
         this.reseedMargin = builder.reseedMargin;
         this.observer = builder.observer;
@@ -176,6 +183,9 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
         if (tokenSource != null) {
             return acquireWithTokenSource(resource, ttl, ownerId, resourceKeys[0]);
         }
+        if (tokenEpochs != null) {
+            return acquireInEpoch(resource, ttl, ownerId, resourceKeys);
+        }
         long seen = highestTokenSeen.getOrDefault(resource, 0L);
         String hasFloor = fenceFloor == null ? "0" : "1";
         long reply = acquire(resourceKeys, ownerId, ttl, "", hasFloor, seen);
@@ -210,6 +220,39 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
         return Optional.of(new RedisLease(resource, token, ownerId, resourceKeys[0], calls, observer));
     }
 
+    /** See {@link RedisScripts#ACQUIRE_IN_EPOCH}: at most one new epoch per call, drawn only when Redis asks for one. */
+    private Optional<Lease> acquireInEpoch(String resource, Duration ttl, String ownerId, String[] resourceKeys) {
+        String[] epochKeys = {resourceKeys[0], resourceKeys[1], keys.epochKey(resource)};
+        String newEpoch = "";
+        for (int attempt = 0; attempt < 2; attempt++) {
+            long[] reply = calls.scriptPair(RedisScripts.ACQUIRE_IN_EPOCH, epochKeys, ownerId, Long.toString(ttl.toMillis()), newEpoch);
+            if (reply[0] == RedisScripts.HELD) {
+                return Optional.empty();
+            }
+            if (reply[0] > 0) {
+                return Optional.of(new RedisLease(resource, (reply[1] << EPOCH_SHIFT) | reply[0], ownerId, resourceKeys[0], calls, observer));
+            }
+            long held = reply[1];
+            long drawn = tokenEpochs.nextToken(resource);
+            if (drawn <= held || drawn > MAX_EPOCH) {
+                throw new IllegalStateException("the token epoch source gave " + drawn + " for '" + resource + "', which is not above the"
+                        + " epoch " + held + " Redis holds or is over " + MAX_EPOCH + "; was its database restored from an older backup?");
+            }
+            try (MDC.MDCCloseable r = MDC.putCloseable(LogKeys.RESOURCE, resource)) {
+                if (held == 0) {
+                    LOG.info("tokens of {} begin in epoch {}", resource, drawn);
+                } else {
+                    LOG.warn("Redis may have lost tokens of {} (epoch {} began on another redis-server process, or its counter is"
+                            + " gone); tokens go on in epoch {}, above every token issued before", resource, held, drawn);
+                    observer.counterReseeded(resource, held << EPOCH_SHIFT, drawn << EPOCH_SHIFT);
+                }
+            }
+            newEpoch = Long.toString(drawn);
+        }
+        throw new StoreUnavailableException("Redis refused the new token epoch for '" + resource + "' twice; its epoch key changes"
+                + " under this store (another store with another epoch source?)", null);
+    }
+
     private Optional<Lease> acquireWithTokenSource(String resource, Duration ttl, String ownerId, String lockKey) {
         long granted = calls.script(RedisScripts.ACQUIRE_LEASE_ONLY, new String[] {lockKey}, ownerId, Long.toString(ttl.toMillis()));
         if (granted == 0) {
@@ -228,6 +271,10 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
 
     @Override
     public void observeStoredFence(String resource, long storedFence) {
+        if (tokenEpochs != null) {
+            raiseInEpoch(resource, storedFence);
+            return;
+        }
         if (tokenSource == null && storedFence > 0) {
             long before = calls.script(RedisScripts.RAISE_COUNTER, new String[] {keys.fenceKey(resource)}, Long.toString(storedFence));
             if (before < storedFence) {
@@ -237,6 +284,22 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
                 }
                 observer.counterRaised(resource, storedFence);
             }
+        }
+    }
+
+    private void raiseInEpoch(String resource, long storedFence) {
+        if (storedFence <= 0) {
+            return;
+        }
+        long counter = storedFence & ((1L << EPOCH_SHIFT) - 1);
+        long before = calls.script(RedisScripts.RAISE_IN_EPOCH, new String[] {keys.fenceKey(resource), keys.epochKey(resource)},
+                Long.toString(storedFence >>> EPOCH_SHIFT), Long.toString(counter));
+        if (before >= 0 && before < counter) {
+            try (MDC.MDCCloseable r = MDC.putCloseable(LogKeys.RESOURCE, resource)) {
+                LOG.warn("counter of {} was behind a stored fence (at {}, fence {}); raised so the next token is above it",
+                        resource, before, storedFence);
+            }
+            observer.counterRaised(resource, storedFence);
         }
     }
 
@@ -291,7 +354,8 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
     public boolean forget(String resource) {
         String lockKey = keys.lockKey(resource);
         String fenceKey = keys.fenceKey(resource);
-        return calls.call(redis -> redis.del(lockKey, fenceKey)) > 0;
+        String epochKey = keys.epochKey(resource);
+        return calls.call(redis -> redis.del(lockKey, fenceKey, epochKey)) > 0;
     }
 
     private String newOwnerId() {
@@ -329,6 +393,7 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
         private final StatefulRedisClusterConnection<String, String> sharedClusterConnection;
         private FenceFloor fenceFloor;
         private TokenSource tokenSource;
+        private TokenSource tokenEpochs;
         private String ownerLabel;
         private Duration commandTimeout = Duration.ofSeconds(5);
         private long reseedMargin = 1_000_000;
@@ -384,6 +449,22 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
         /** Take tokens from a durable source and keep only the lease in Redis. */
         public Builder tokenSource(TokenSource tokenSource) {
             this.tokenSource = Objects.requireNonNull(tokenSource, "tokenSource");
+            return this;
+        }
+
+        /**
+         * Redis issues the tokens, in epochs drawn from a durable source (e.g.
+         * {@code JdbcSequenceTokenSource.epochs(dataSource)}, one {@code nextval} each): a token is
+         * {@code epoch << 32 | counter}. A new epoch is drawn for a resource the first time it is
+         * acquired and whenever Redis may have lost its tokens: the resource's keys found on another
+         * redis-server process than the one its epoch began on (a restart, a failover to a replica
+         * however far behind, a resharding), or its counter or epoch key gone (FLUSHALL, eviction).
+         * Tokens then never repeat or go back, whatever Redis loses, and the usual acquisition stays
+         * one round trip to Redis. Replaces the {@link #fenceFloor fence floor}; not with a
+         * {@link #tokenSource token source}. Tokens are large numbers (the first epoch's start at 2^32).
+         */
+        public Builder tokenEpochs(TokenSource epochs) {
+            this.tokenEpochs = Objects.requireNonNull(epochs, "epochs");
             return this;
         }
 
@@ -461,6 +542,9 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
          * @throws StoreUnavailableException when Redis cannot be reached
          */
         public RedisLeaseStore build() {
+            if (tokenEpochs != null && (tokenSource != null || fenceFloor != null)) {
+                throw new IllegalArgumentException("token epochs replace a fence floor and a token source; configure one of them");
+            }
             return new RedisLeaseStore(this);
         }
     }

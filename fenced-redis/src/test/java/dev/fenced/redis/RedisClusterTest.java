@@ -63,15 +63,26 @@ class RedisClusterTest extends RedisStoreContract {
     @Test
     void theStoreFollowsAPrimaryFailoverAndTokensKeepGrowing() throws Exception {
         String resource = freshResource();
-        long before = Failovers.tokenOnce(store, resource);
-        int slot = SlotHash.getSlot(store.keys().lockKey(resource));
-        int primary = cluster.primaryOf(slot);
-        Failovers.awaitReplica(primary);
-        cluster.stopNode(primary);
-        Lease after = Failovers.leaseAfterFailover(store, resource);
-        assertThat(after.token()).isGreaterThan(before);
-        assertThat(cluster.primaryOf(slot)).as("the replica took over the slot").isNotEqualTo(primary);
-        after.release();
+        javax.sql.DataSource db = dev.fenced.testing.TestDatabases.postgres();
+        dev.fenced.jdbc.FencedSchema.migrate(db);
+        // Beside it, a store with token epochs on the same slot (another key prefix, the same hash tag).
+        try (RedisLeaseStore epochs = RedisLeaseStore.builder(cluster.uri()).commandTimeout(Duration.ofSeconds(2)).keyPrefix("epochs:")
+                .tokenEpochs(dev.fenced.jdbc.JdbcSequenceTokenSource.epochs(db)).build()) {
+            long before = Failovers.tokenOnce(store, resource);
+            long epochBefore = Failovers.tokenOnce(epochs, resource);
+            int slot = SlotHash.getSlot(store.keys().lockKey(resource));
+            assertThat(SlotHash.getSlot(epochs.keys().lockKey(resource))).isEqualTo(slot);
+            int primary = cluster.primaryOf(slot);
+            Failovers.awaitReplica(primary);
+            cluster.stopNode(primary);
+            Lease after = Failovers.leaseAfterFailover(store, resource);
+            assertThat(after.token()).isGreaterThan(before);
+            assertThat(cluster.primaryOf(slot)).as("the replica took over the slot").isNotEqualTo(primary);
+            after.release();
+            Lease epochAfter = Failovers.leaseAfterFailover(epochs, resource);
+            assertThat(epochAfter.token() >>> 32).as("the slot is on another redis-server process: a new epoch").isGreaterThan(epochBefore >>> 32);
+            epochAfter.release();
+        }
     }
 
     @Test

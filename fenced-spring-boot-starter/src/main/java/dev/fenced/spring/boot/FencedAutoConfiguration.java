@@ -71,6 +71,15 @@ public class FencedAutoConfiguration {
         return JdbcSequenceTokenSource.of(dataSource);
     }
 
+    /** Under {@code fenced.tokens=epochs} the token source bean gives epochs, not tokens: see {@link FencedProperties.Tokens#EPOCHS}. */
+    @Bean
+    @ConditionalOnBean(DataSource.class)
+    @ConditionalOnMissingBean(TokenSource.class)
+    @ConditionalOnProperty(name = "fenced.tokens", havingValue = "epochs")
+    public TokenSource fencedTokenEpochs(DataSource dataSource) {
+        return JdbcSequenceTokenSource.epochs(dataSource);
+    }
+
     @Bean
     @ConditionalOnBean(DataSource.class)
     @ConditionalOnMissingBean(FenceFloor.class)

@@ -16,7 +16,7 @@ public class FencedProperties {
     private final Floor floor = new Floor();
     private final Rows rows = new Rows();
     private final Schema schema = new Schema();
-    /** Where fencing tokens come from: the Redis counter beside the lease, or a database sequence. */
+    /** Where fencing tokens come from: the Redis counter beside the lease, the same in epochs from the database, or a database sequence. */
     private Tokens tokens = Tokens.REDIS;
 
     public Redis getRedis() {
@@ -51,6 +51,12 @@ public class FencedProperties {
     public enum Tokens {
         /** The Redis counter, taken with the lease in one script; reseeded from {@code fenced.floor.*} when Redis loses it. */
         REDIS,
+        /**
+         * The Redis counter in epochs drawn from the database sequence {@code fence_epoch_seq}: one round
+         * trip to Redis per acquisition, and tokens that never repeat or go back whatever Redis loses
+         * (a restart, a flush, a failover to a lagging replica). Not with {@code fenced.floor.*}.
+         */
+        EPOCHS,
         /** One database sequence ({@code fence_token_seq}): tokens survive anything Redis loses; Redis keeps only the lease. */
         DATABASE
     }

@@ -21,12 +21,23 @@ final class LeaseStores {
         if (redis.getOwnerLabel() != null) {
             builder.ownerLabel(redis.getOwnerLabel());
         }
-        floor.ifAvailable(builder::fenceFloor);
-        if (properties.getTokens() == FencedProperties.Tokens.DATABASE) {
-            TokenSource source = tokens.getIfAvailable();
-            if (source == null) {
-                throw new IllegalStateException("fenced.tokens=database needs a DataSource (or a TokenSource bean)");
+        FencedProperties.Tokens from = properties.getTokens();
+        if (from == FencedProperties.Tokens.REDIS) {
+            floor.ifAvailable(builder::fenceFloor);
+            return builder.observer(observer.getIfAvailable(() -> FencedObserver.NONE));
+        }
+        TokenSource source = tokens.getIfAvailable();
+        String name = from.name().toLowerCase(java.util.Locale.ROOT);
+        if (source == null) {
+            throw new IllegalStateException("fenced.tokens=" + name + " needs a DataSource (or a TokenSource bean)");
+        }
+        if (from == FencedProperties.Tokens.EPOCHS) {
+            if (floor.getIfAvailable() != null) {
+                throw new IllegalStateException("fenced.tokens=epochs replaces the fence floor: remove fenced.floor.* (or the FenceFloor bean)");
             }
+            builder.tokenEpochs(source);
+        } else {
+            floor.ifAvailable(builder::fenceFloor);
             builder.tokenSource(source);
         }
         return builder.observer(observer.getIfAvailable(() -> FencedObserver.NONE));

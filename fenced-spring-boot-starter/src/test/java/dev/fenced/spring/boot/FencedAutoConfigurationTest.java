@@ -84,6 +84,21 @@ class FencedAutoConfigurationTest {
     }
 
     @Test
+    void withTokenEpochsTokensAreInAnEpochFromTheDatabase() {
+        runner.withPropertyValues("fenced.redis.url=" + TestRedis.uri(), "fenced.tokens=epochs").run(context -> {
+            assertThat(context).hasNotFailed();
+            FencedExecutor executor = context.getBean(FencedExecutor.class);
+            String resource = "boot:" + UUID.randomUUID();
+            long first = executor.execute(resource, lease -> lease.token()).orThrow();
+            long second = executor.execute(resource, lease -> lease.token()).orThrow();
+            assertThat(first >>> 32).as("an epoch from fence_epoch_seq").isPositive();
+            assertThat(second).isEqualTo(first + 1);
+        });
+        runner.withPropertyValues("fenced.redis.url=" + TestRedis.uri(), "fenced.tokens=epochs", "fenced.floor.table=refund_like")
+                .run(context -> assertThat(context).getFailure().hasStackTraceContaining("fenced.tokens=epochs replaces the fence floor"));
+    }
+
+    @Test
     void withoutRedisThereIsNoStoreButTheDatabaseFencesAreThere() {
         runner.withPropertyValues("fenced.redis.url=").run(context -> { // FENCED_REDIS_URL, set for the tests, would bind to it
             assertThat(context).hasNotFailed();

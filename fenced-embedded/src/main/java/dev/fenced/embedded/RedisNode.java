@@ -1,0 +1,73 @@
+package dev.fenced.embedded;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * A {@code redis-server} on a loopback port, spoken to without a client library: one inline
+ * command, its process id, a signal to its process. For the embedded servers' faults.
+ */
+final class RedisNode {
+    private RedisNode() {
+    }
+
+    /** Sends one inline command ({@code AUTH} first when there is a password) and returns the first line of its answer. */
+    static String command(int port, String password, String inline) {
+        try (Socket socket = new Socket("127.0.0.1", port)) {
+            socket.setSoTimeout(5_000);
+            OutputStream out = socket.getOutputStream();
+            BufferedReader in = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
+            if (password != null) {
+                out.write(("AUTH " + password + "\r\n").getBytes(StandardCharsets.UTF_8));
+                out.flush();
+                in.readLine();
+            }
+            out.write((inline + "\r\n").getBytes(StandardCharsets.UTF_8));
+            out.flush();
+            return in.readLine();
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not send " + inline.split(" ")[0] + " to redis-server on port " + port, e);
+        }
+    }
+
+    /** The server's own answer: {@code process_id} from {@code INFO server}. */
+    static long processId(int port, String password) {
+        try (Socket socket = new Socket("127.0.0.1", port)) {
+            socket.setSoTimeout(5_000);
+            OutputStream out = socket.getOutputStream();
+            if (password != null) {
+                out.write(("AUTH " + password + "\r\n").getBytes(StandardCharsets.UTF_8));
+            }
+            out.write("INFO server\r\n".getBytes(StandardCharsets.UTF_8));
+            out.flush();
+            BufferedReader in = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
+            for (String line = in.readLine(); line != null; line = in.readLine()) {
+                if (line.startsWith("process_id:")) {
+                    return Long.parseLong(line.substring("process_id:".length()).trim());
+                }
+            }
+            throw new IllegalStateException("redis-server on port " + port + " did not report its process id");
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not ask redis-server on port " + port + " for its process id", e);
+        }
+    }
+
+    static void signal(String signal, long pid) {
+        try {
+            Process kill = new ProcessBuilder("kill", signal, Long.toString(pid)).inheritIO().start();
+            if (kill.waitFor() != 0) {
+                throw new IllegalStateException("kill " + signal + " " + pid + " failed");
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted signalling redis-server", e);
+        }
+    }
+}

@@ -1,0 +1,176 @@
+package dev.fenced.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.fenced.Lease;
+import dev.fenced.StoreUnavailableException;
+import dev.fenced.TokenSource;
+import dev.fenced.embedded.EmbeddedRedis;
+import dev.fenced.embedded.EmbeddedRedisFailoverGroup;
+import dev.fenced.jdbc.FencedSchema;
+import dev.fenced.jdbc.JdbcSequenceTokenSource;
+import dev.fenced.testing.TestDatabases;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.sentinel.api.StatefulRedisSentinelConnection;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Token epochs: whatever Redis loses, the next token is above every token issued before, taken by
+ * a fresh process that remembers nothing (another worker). Each loss is played on real
+ * {@code redis-server} processes with epochs drawn from PostgreSQL's {@code fence_epoch_seq}, and
+ * each has its negative control: the same loss without epochs hands out a token already issued.
+ * The loss that matters most is a failover to a replica that lags: the primary goes on issuing
+ * tokens the replica never receives, dies, and the Sentinel promotes the replica.
+ */
+class RedisTokenEpochsTest {
+    private static DataSource db;
+
+    @BeforeAll
+    static void migrate() {
+        db = TestDatabases.postgres();
+        FencedSchema.migrate(db);
+    }
+
+    private static String freshResource() {
+        return "epoch-" + UUID.randomUUID();
+    }
+
+    private static TokenSource epochs() {
+        return JdbcSequenceTokenSource.epochs(db);
+    }
+
+    private static RedisLeaseStore store(String uri, boolean withEpochs) {
+        RedisLeaseStore.Builder builder = RedisLeaseStore.builder(uri).commandTimeout(Duration.ofSeconds(2));
+        return (withEpochs ? builder.tokenEpochs(epochs()) : builder).build();
+    }
+
+    /** Five leases taken and released; their tokens, rising. */
+    private static List<Long> tokens(RedisLeaseStore store, String resource) {
+        List<Long> tokens = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            tokens.add(Failovers.tokenOnce(store, resource));
+        }
+        assertThat(tokens).isSorted().doesNotHaveDuplicates();
+        return tokens;
+    }
+
+    /** Tokens before a loss, then the first token a fresh store gets after it. */
+    private static long[] acrossALoss(EmbeddedRedis redis, boolean withEpochs, Runnable loss) {
+        String resource = freshResource();
+        long highestBefore;
+        try (RedisLeaseStore before = store(redis.uri(), withEpochs)) {
+            highestBefore = tokens(before, resource).get(4);
+        }
+        loss.run();
+        try (RedisLeaseStore fresh = store(redis.uri(), withEpochs)) {
+            return new long[] {highestBefore, Failovers.tokenOnce(fresh, resource)};
+        }
+    }
+
+    @Test
+    void aFlushAllOrARestartNeverBringsATokenBack() {
+        try (EmbeddedRedis redis = EmbeddedRedis.start(); RedisClient client = RedisClient.create(redis.uri())) {
+            Runnable flushAll = () -> {
+                try (StatefulRedisConnection<String, String> direct = client.connect()) {
+                    direct.sync().flushall();
+                }
+            };
+            for (Runnable loss : List.of(flushAll, redis::restart)) {
+                long[] safe = acrossALoss(redis, true, loss);
+                assertThat(safe[1]).as("with epochs, after the loss").isGreaterThan(safe[0]);
+                long[] control = acrossALoss(redis, false, loss);
+                assertThat(control[1]).as("negative control: without epochs or a floor the token comes back").isLessThanOrEqualTo(control[0]);
+            }
+        }
+    }
+
+    @Test
+    void anEvictedCounterOrEpochKeyStartsANewEpoch() {
+        try (EmbeddedRedis redis = EmbeddedRedis.start(); RedisLeaseStore store = store(redis.uri(), true);
+             RedisClient client = RedisClient.create(redis.uri()); StatefulRedisConnection<String, String> direct = client.connect()) {
+            String resource = freshResource();
+            long before = tokens(store, resource).get(4);
+            direct.sync().del(store.keys().fenceKey(resource)); // maxmemory with allkeys-* evicts any key
+            long afterCounterLost = Failovers.tokenOnce(store, resource);
+            assertThat(afterCounterLost).isGreaterThan(before);
+            assertThat(afterCounterLost >>> 32).as("a new epoch").isGreaterThan(before >>> 32);
+            direct.sync().del(store.keys().epochKey(resource));
+            assertThat(Failovers.tokenOnce(store, resource)).isGreaterThan(afterCounterLost);
+            assertThat(direct.sync().get(store.keys().epochKey(resource))).as("epoch:run_id").matches("\\d+:[0-9a-f]{40}");
+        }
+    }
+
+    /**
+     * The primary issues tokens its replica never receives (the replica is frozen and its link cut),
+     * then dies; the Sentinel promotes the replica. A fresh store's first token must be above
+     * every one issued; without epochs it repeats one (the negative control).
+     */
+    @Test
+    void aFailoverToALaggingReplicaNeverRepeatsAToken() throws Exception {
+        long[] safe = laggingFailover(true);
+        assertThat(safe[1]).as("with epochs: above every token the dead primary issued").isGreaterThan(safe[0]);
+        long[] control = laggingFailover(false);
+        assertThat(control[1]).as("negative control: the lagging replica hands out a token already issued").isLessThanOrEqualTo(control[0]);
+    }
+
+    /** The highest token issued before the failover, and the first a fresh store gets after it. */
+    private static long[] laggingFailover(boolean withEpochs) throws Exception {
+        try (EmbeddedRedisFailoverGroup group = EmbeddedRedisFailoverGroup.start()) {
+            String resource = freshResource();
+            long highest;
+            try (RedisLeaseStore before = store(group.sentinelUri(), withEpochs)) {
+                Failovers.tokenOnce(before, resource);
+                int primary = primaryPort(group);
+                int replica = group.dataPorts().stream().filter(port -> port != primary).findFirst().orElseThrow();
+                Failovers.awaitReplica(primary); // the replica has the epoch and the counter as they were
+                assertThat(group.laggingReplica(replica, primary)).as("the primary dropped its replica link").isTrue();
+                highest = tokens(before, resource).get(4); // issued by the primary alone
+                group.stopNode(primary);
+                group.thawNode(replica);
+            }
+            try (RedisLeaseStore fresh = storeOnceThereIsAPrimary(group.sentinelUri(), withEpochs)) {
+                Lease after = Failovers.leaseAfterFailover(fresh, resource);
+                after.release();
+                return new long[] {highest, after.token()};
+            }
+        }
+    }
+
+    /** A store that connects, which it can once the Sentinel names a primary that answers. */
+    private static RedisLeaseStore storeOnceThereIsAPrimary(String uri, boolean withEpochs) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (true) {
+            try {
+                return store(uri, withEpochs);
+            } catch (StoreUnavailableException e) {
+                if (System.nanoTime() > deadline) {
+                    throw e;
+                }
+                Thread.sleep(200); // the Sentinel still names the dead primary
+            }
+        }
+    }
+
+    @Test
+    void epochsReplaceTheFloorAndATokenSource() {
+        RedisLeaseStore.Builder builder = RedisLeaseStore.builder("redis://127.0.0.1:1").tokenEpochs(epochs()).fenceFloor(resource -> 0);
+        assertThatThrownBy(builder::build).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("token epochs replace");
+    }
+
+    private static int primaryPort(EmbeddedRedisFailoverGroup group) {
+        try (RedisClient client = RedisClient.create(RedisURI.create("127.0.0.1", group.sentinelPort()));
+             StatefulRedisSentinelConnection<String, String> sentinel = client.connectSentinel()) {
+            return ((InetSocketAddress) sentinel.sync().getMasterAddrByName(EmbeddedRedisFailoverGroup.MASTER_NAME)).getPort();
+        }
+    }
+}
