@@ -122,6 +122,8 @@ class CliInputTest {
         assertOneLine(run("settle", "--merchant", "m_1", "--concurrency", "0"), 2, "--concurrency");
         assertOneLine(runWithoutEnvironment("settle", "--merchant", "m_1"), 2, "needs --");
         assertOneLine(run("status", "--merchant", "m_1", "--redis-url", "http://x", "--db-url", dev.fenced.testing.TestDatabases.postgresUrl()), 2, "redis://");
+        assertOneLine(run("settle", "--merchant", "m_1", "--tokens", "wall-clock", "--redis-url", "redis://x", "--db-url",
+                "jdbc:postgresql://x/y", "--gateway-url", "http://x"), 2, "must be redis, epochs or database, got wall-clock");
         assertOneLine(run("frobnicate"), 2, "frobnicate");
         assertOneLine(run("frobnicate", "--help"), 2, "unknown command 'frobnicate'");
         assertOneLine(run("settle", "--merchant", "m_1", "--ttl", "1ms", "--redis-url", "redis://x", "--db-url", "jdbc:postgresql://x/y",

@@ -55,6 +55,11 @@ public final class EmbeddedRedisFailoverGroup implements AutoCloseable {
         return sentinelPort;
     }
 
+    /** The port of the node the Sentinel names primary now. */
+    public int primaryPort() {
+        return Integer.parseInt(RedisNode.array(sentinelPort, "SENTINEL get-master-addr-by-name " + MASTER_NAME).get(1));
+    }
+
     /** Both data nodes' ports; which one is primary changes with each failover. */
     public List<Integer> dataPorts() {
         return List.of(ports[0], ports[1]);

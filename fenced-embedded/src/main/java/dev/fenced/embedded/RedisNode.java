@@ -7,6 +7,8 @@ import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * A {@code redis-server} on a loopback port, spoken to without a client library: one inline
@@ -30,6 +32,29 @@ final class RedisNode {
             out.write((inline + "\r\n").getBytes(StandardCharsets.UTF_8));
             out.flush();
             return in.readLine();
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not send " + inline.split(" ")[0] + " to redis-server on port " + port, e);
+        }
+    }
+
+    /** Sends one inline command whose answer is an array of bulk strings (e.g. a Sentinel's {@code get-master-addr-by-name}). */
+    static List<String> array(int port, String inline) {
+        try (Socket socket = new Socket("127.0.0.1", port)) {
+            socket.setSoTimeout(5_000);
+            OutputStream out = socket.getOutputStream();
+            out.write((inline + "\r\n").getBytes(StandardCharsets.UTF_8));
+            out.flush();
+            BufferedReader in = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
+            String header = in.readLine();
+            if (header == null || !header.startsWith("*") || header.equals("*-1")) {
+                throw new IllegalStateException("redis-server on port " + port + " answered " + header + " to " + inline.split(" ")[0]);
+            }
+            List<String> items = new ArrayList<>();
+            for (int i = Integer.parseInt(header.substring(1)); i > 0; i--) {
+                in.readLine(); // $length: the items are single lines
+                items.add(in.readLine());
+            }
+            return items;
         } catch (IOException e) {
             throw new UncheckedIOException("could not send " + inline.split(" ")[0] + " to redis-server on port " + port, e);
         }

@@ -2,7 +2,6 @@ package dev.fenced.lab;
 
 import dev.fenced.embedded.EmbeddedRedisFailoverGroup;
 import io.lettuce.core.RedisClient;
-import java.net.InetSocketAddress;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
@@ -145,7 +144,7 @@ final class FaultInjector {
                 if (stoppedPort != 0 || laggingPrimary != 0) {
                     return; // one Redis fault at a time
                 }
-                int primary = primaryPort();
+                int primary = redis.primaryPort();
                 int replica = redis.dataPorts().stream().filter(port -> port != primary).findFirst().orElseThrow();
                 if (!redis.laggingReplica(replica, primary)) {
                     return; // the node back from the last failover is not the primary's replica yet
@@ -169,7 +168,7 @@ final class FaultInjector {
                 if (stoppedPort != 0 || laggingPrimary != 0) {
                     return; // a failover is under way: one Redis fault at a time
                 }
-                int primary = primaryPort();
+                int primary = redis.primaryPort();
                 strikeRedis(fault, primary);
                 struck(fault, "primary on port " + primary);
             }
@@ -221,12 +220,6 @@ final class FaultInjector {
         }
     }
 
-    private int primaryPort() {
-        try (RedisClient client = RedisClient.create("redis://127.0.0.1:" + redis.sentinelPort());
-             var sentinel = client.connectSentinel()) {
-            return ((InetSocketAddress) sentinel.sync().getMasterAddrByName(EmbeddedRedisFailoverGroup.MASTER_NAME)).getPort();
-        }
-    }
 
     private void terminateBackends() {
         try (Connection c = DriverManager.getConnection(dbUrl); Statement s = c.createStatement()) {

@@ -4,10 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fenced.Lease;
 import dev.fenced.embedded.EmbeddedRedisFailoverGroup;
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.RedisURI;
-import io.lettuce.core.sentinel.api.StatefulRedisSentinelConnection;
-import java.net.InetSocketAddress;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -49,23 +45,17 @@ class RedisSentinelTest extends RedisStoreContract {
     void theStoreFollowsAFailoverAndTokensKeepGrowing() throws Exception {
         String resource = freshResource();
         long before = Failovers.tokenOnce(store, resource);
-        int primary = primaryPort();
+        int primary = group.primaryPort();
         Failovers.awaitReplica(primary);
         group.stopNode(primary);
         try {
             Lease after = Failovers.leaseAfterFailover(store, resource);
             assertThat(after.token()).isGreaterThan(before);
-            assertThat(primaryPort()).as("the Sentinel promoted the other node").isNotEqualTo(primary);
+            assertThat(group.primaryPort()).as("the Sentinel promoted the other node").isNotEqualTo(primary);
             after.release();
         } finally {
             group.startNode(primary);
         }
     }
 
-    private static int primaryPort() {
-        try (RedisClient client = RedisClient.create(RedisURI.create("127.0.0.1", group.sentinelPort()));
-             StatefulRedisSentinelConnection<String, String> sentinel = client.connectSentinel()) {
-            return ((InetSocketAddress) sentinel.sync().getMasterAddrByName(EmbeddedRedisFailoverGroup.MASTER_NAME)).getPort();
-        }
-    }
 }

@@ -12,10 +12,7 @@ import dev.fenced.jdbc.FencedSchema;
 import dev.fenced.jdbc.JdbcSequenceTokenSource;
 import dev.fenced.testing.TestDatabases;
 import io.lettuce.core.RedisClient;
-import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.sentinel.api.StatefulRedisSentinelConnection;
-import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -130,7 +127,7 @@ class RedisTokenEpochsTest {
             long highest;
             try (RedisLeaseStore before = store(group.sentinelUri(), withEpochs)) {
                 Failovers.tokenOnce(before, resource);
-                int primary = primaryPort(group);
+                int primary = group.primaryPort();
                 int replica = group.dataPorts().stream().filter(port -> port != primary).findFirst().orElseThrow();
                 Failovers.awaitReplica(primary); // the replica has the epoch and the counter as they were
                 assertThat(group.laggingReplica(replica, primary)).as("the primary dropped its replica link").isTrue();
@@ -167,10 +164,4 @@ class RedisTokenEpochsTest {
         assertThatThrownBy(builder::build).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("token epochs replace");
     }
 
-    private static int primaryPort(EmbeddedRedisFailoverGroup group) {
-        try (RedisClient client = RedisClient.create(RedisURI.create("127.0.0.1", group.sentinelPort()));
-             StatefulRedisSentinelConnection<String, String> sentinel = client.connectSentinel()) {
-            return ((InetSocketAddress) sentinel.sync().getMasterAddrByName(EmbeddedRedisFailoverGroup.MASTER_NAME)).getPort();
-        }
-    }
 }
