@@ -122,7 +122,12 @@ public abstract class Progress implements AutoCloseable {
 
         @Override
         public void close() {
-            ticker.shutdownNow();
+            ticker.shutdown(); // a line being printed finishes before the last one
+            try {
+                ticker.awaitTermination(1, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
             if (printed) {
                 out.println(String.format(Locale.ROOT, "%s: %d/%d %s in %.1f s", task, Math.min(done.get(), total), total, unit,
                         (System.nanoTime() - startedNanos) / 1e9));

@@ -82,6 +82,8 @@ public final class TimelineChart {
     private final List<Span> spans;
     private final List<Mark> marks;
     private final String title;
+    /** Marks counted by lane and kind, once: a fleet's run has many thousands. */
+    private final Map<String, Map<Kind, Long>> counts = new LinkedHashMap<>();
 
     private TimelineChart(Builder b) {
         this.title = b.title;
@@ -89,6 +91,9 @@ public final class TimelineChart {
         this.lanes = new LinkedHashMap<>(b.lanes);
         this.spans = List.copyOf(b.spans);
         this.marks = List.copyOf(b.marks);
+        for (Mark mark : marks) {
+            counts.computeIfAbsent(mark.lane(), lane -> new EnumMap<>(Kind.class)).merge(mark.kind(), 1L, Long::sum);
+        }
     }
 
     public static Builder builder(String title) {
@@ -116,7 +121,7 @@ public final class TimelineChart {
 
     /** How many marks of that kind the lane holds. */
     public long count(String lane, Kind kind) {
-        return marks.stream().filter(m -> m.lane().equals(lane) && m.kind() == kind).count();
+        return counts.getOrDefault(lane, Map.of()).getOrDefault(kind, 0L);
     }
 
     public long count(Kind kind) {
@@ -136,7 +141,7 @@ public final class TimelineChart {
         Map<String, Integer> laneHeight = new LinkedHashMap<>();
         int y = TOP;
         for (String lane : lanes.keySet()) {
-            int lines = (int) marks.stream().filter(m -> m.lane().equals(lane)).map(Mark::kind).distinct().count();
+            int lines = counts.getOrDefault(lane, Map.of()).size();
             int height = Math.max(40, lines * COUNT_LINE + 12);
             laneTop.put(lane, y);
             laneHeight.put(lane, height);

@@ -42,6 +42,12 @@ final class TimelineCommand implements Callable<Integer> {
         if (parsed.isEmpty()) {
             throw new UsageException("no event lines in " + events + "; give the output of settle --events or worker --events");
         }
+        for (EventLine line : parsed) {
+            if (line.worker() == null || line.at() <= 0) {
+                throw new UsageException("an event line in " + events + " has no worker or no time (\"worker\", \"at\"): "
+                        + EventCodec.write(line));
+            }
+        }
         long first = parsed.stream().mapToLong(EventLine::at).min().orElseThrow();
         long last = parsed.stream().mapToLong(EventLine::at).max().orElseThrow();
         TreeSet<String> merchants = parsed.stream().map(TimelineCommand::merchant).filter(m -> m != null)

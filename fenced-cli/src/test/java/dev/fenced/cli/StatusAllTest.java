@@ -71,7 +71,8 @@ class StatusAllTest {
     /** With a worker holding a merchant's lease and a job waiting on the stream, the board names the worker and counts the job. */
     @Test
     void theBoardShowsTheWorkersHoldingLeasesAndTheJobStream() throws Exception {
-        String merchant = "m_w" + UUID.randomUUID().toString().substring(0, 8);
+        // "0..." sorts before every other test's merchants: on the first page however many the shared database holds.
+        String merchant = "0_w" + UUID.randomUUID().toString().substring(0, 8);
         String stream = "T_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10).toUpperCase(java.util.Locale.ROOT);
         CliRun seeded = CliRun.of("seed", "--merchant", merchant, "--refunds", "3", "--total", "30.00", "--db-url", DB, "--enqueue",
                 "--nats-url", TestNats.url(), "--stream", stream);

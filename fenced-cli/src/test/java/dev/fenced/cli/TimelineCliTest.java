@@ -74,8 +74,10 @@ class TimelineCliTest {
         Path html = dir.resolve("out.html");
         Path oneEvent = Files.writeString(dir.resolve("one.jsonl"), EventCodec.write(new EventLine.Event(
                 dev.fenced.settlement.SettlementEvent.Type.ACQUIRED, "w", "m_1", null, 1, null, 1_000, 1)) + "\n");
+        Path noWorker = Files.writeString(dir.resolve("no-worker.jsonl"), "{\"type\":\"claimed\",\"refund\":\"r_1\",\"token\":1}\n");
         for (List<String> args : List.of(
                 List.of("timeline", oneEvent.toString(), "--html", dir.resolve("no/such/dir/out.html").toString()),
+                List.of("timeline", noWorker.toString(), "--html", html.toString()),
                 List.of("timeline", dir.resolve("missing.jsonl").toString(), "--html", html.toString()),
                 List.of("timeline", notEvents.toString(), "--html", html.toString()),
                 List.of("timeline", dir.toString(), "--html", html.toString()),

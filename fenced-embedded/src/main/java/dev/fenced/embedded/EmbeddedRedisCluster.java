@@ -22,10 +22,11 @@ import redis.embedded.RedisServer;
  * by this class with CLUSTER MEET, ADDSLOTS and REPLICATE, so no {@code redis-cli} is needed. A
  * primary that stops is replaced by its replica after the node timeout (1 s).
  */
-public final class EmbeddedRedisCluster implements AutoCloseable {
+public final class EmbeddedRedisCluster implements ReplicatedRedis {
     private static final int SLOTS = 16_384;
     private final List<Integer> ports = new ArrayList<>();
     private final List<RedisServer> servers = new ArrayList<>();
+    private final java.util.Map<Integer, Long> frozen = new java.util.concurrent.ConcurrentHashMap<>();
     private final Path dir;
 
     private EmbeddedRedisCluster() throws IOException {
@@ -52,6 +53,7 @@ public final class EmbeddedRedisCluster implements AutoCloseable {
     }
 
     /** {@code redis-cluster://127.0.0.1:p1,127.0.0.1:p2,127.0.0.1:p3}: the primaries as seeds. */
+    @Override
     public String uri() {
         return "redis-cluster://127.0.0.1:" + ports.get(0) + ",127.0.0.1:" + ports.get(1) + ",127.0.0.1:" + ports.get(2);
     }
@@ -80,12 +82,48 @@ public final class EmbeddedRedisCluster implements AutoCloseable {
     }
 
     /** Kills the node on {@code port}; nothing is persisted. */
+    @Override
     public void stopNode(int port) {
         try {
             servers.get(ports.indexOf(port)).stop();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /** Starts the node on {@code port} again, empty, with its cluster config: it rejoins as a replica of the node that took its slots. */
+    @Override
+    public void startNode(int port) {
+        try {
+            servers.set(ports.indexOf(port), start(port));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The live nodes that are primaries now, in port order of the cluster's creation. */
+    @Override
+    public List<Integer> primaries() {
+        return ports.stream().filter(port -> servers.get(ports.indexOf(port)).isActive() && RedisNode.isPrimary(port)).toList();
+    }
+
+    @Override
+    public boolean laggingReplica(int replicaPort, int primaryPort) {
+        long pid = RedisNode.freezeBehind(replicaPort, primaryPort);
+        if (pid == 0) {
+            return false;
+        }
+        frozen.put(replicaPort, pid);
+        return true;
+    }
+
+    @Override
+    public void thawNode(int port) {
+        Long pid = frozen.remove(port);
+        if (pid == null) {
+            throw new IllegalStateException("no frozen node on port " + port);
+        }
+        RedisNode.signal("-CONT", pid);
     }
 
     private void join() throws InterruptedException {

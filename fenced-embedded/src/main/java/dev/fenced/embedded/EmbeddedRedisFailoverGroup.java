@@ -11,7 +11,7 @@ import redis.embedded.RedisServer;
  * without persistence. Clients connect through the Sentinel ({@link #sentinelUri()}) and follow a
  * failover. Replication is asynchronous: a failover can lose the last writes, a lease among them.
  */
-public final class EmbeddedRedisFailoverGroup implements AutoCloseable {
+public final class EmbeddedRedisFailoverGroup implements ReplicatedRedis {
     public static final String MASTER_NAME = "fenced";
 
     private final int[] ports = {EmbeddedRedis.freePort(), EmbeddedRedis.freePort()};
@@ -51,6 +51,16 @@ public final class EmbeddedRedisFailoverGroup implements AutoCloseable {
         return "redis-sentinel://127.0.0.1:" + sentinelPort + "#" + MASTER_NAME;
     }
 
+    @Override
+    public String uri() {
+        return sentinelUri();
+    }
+
+    @Override
+    public List<Integer> primaries() {
+        return List.of(primaryPort());
+    }
+
     public int sentinelPort() {
         return sentinelPort;
     }
@@ -66,6 +76,7 @@ public final class EmbeddedRedisFailoverGroup implements AutoCloseable {
     }
 
     /** Stops the node on {@code port} (a crash, as far as its data goes: nothing is persisted). */
+    @Override
     public void stopNode(int port) {
         int i = index(port);
         try {
@@ -76,35 +87,20 @@ public final class EmbeddedRedisFailoverGroup implements AutoCloseable {
     }
 
     /** Starts the node on {@code port} again, empty; the Sentinel turns it into a replica of the current primary. */
+    @Override
     public void startNode(int port) {
         int i = index(port);
         servers[i] = start(port, null);
     }
 
-    /**
-     * Makes the replica on {@code replicaPort} fall behind the primary on {@code primaryPort} and
-     * stay there: freezes it (SIGSTOP), then has the primary drop the replication link (CLIENT KILL
-     * TYPE replica), so what the primary is written from now on reaches no replica. Freezing alone
-     * would not do: the primary's writes would wait in the socket and be applied on thawing. Killing
-     * the primary ({@link #stopNode}) before {@link #thawNode} loses those writes, as a failover to
-     * a lagging replica does.
-     *
-     * @return false, with nothing changed, when the primary had no replica link to drop (a node
-     *     that came back after a failover is not yet its replica)
-     */
+    @Override
     public boolean laggingReplica(int replicaPort, int primaryPort) {
         int replica = index(replicaPort);
-        frozen[replica] = RedisNode.processId(replicaPort, null);
-        RedisNode.signal("-STOP", frozen[replica]);
-        String killed = RedisNode.command(primaryPort, null, "CLIENT KILL TYPE replica");
-        if (!":1".equals(killed)) {
-            thawNode(replicaPort);
-            return false;
-        }
-        return true;
+        frozen[replica] = RedisNode.freezeBehind(replicaPort, primaryPort);
+        return frozen[replica] != 0;
     }
 
-    /** Thaws a node frozen by {@link #laggingReplica} (SIGCONT). */
+    @Override
     public void thawNode(int port) {
         int i = index(port);
         if (frozen[i] == 0) {

@@ -60,6 +60,72 @@ final class RedisNode {
         }
     }
 
+    /** A section of {@code INFO}, whole. */
+    static String info(int port, String section) {
+        try (Socket socket = new Socket("127.0.0.1", port)) {
+            socket.setSoTimeout(5_000);
+            OutputStream out = socket.getOutputStream();
+            out.write(("INFO " + section + "\r\n").getBytes(StandardCharsets.UTF_8));
+            out.flush();
+            BufferedReader in = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
+            String header = in.readLine();
+            if (header == null || !header.startsWith("$")) {
+                throw new IllegalStateException("redis-server on port " + port + " answered " + header + " to INFO");
+            }
+            char[] body = new char[Integer.parseInt(header.substring(1))];
+            int read = 0;
+            while (read < body.length) {
+                int n = in.read(body, read, body.length - read);
+                if (n < 0) {
+                    break;
+                }
+                read += n;
+            }
+            return new String(body, 0, read);
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not ask redis-server on port " + port + " for INFO " + section, e);
+        }
+    }
+
+    /** The port of a replica online with the primary on {@code primaryPort}, or -1 ({@code slaveN:ip=...,port=P,state=online} in INFO replication). */
+    static int replicaOf(int primaryPort) {
+        for (String line : info(primaryPort, "replication").split("\r?\n")) {
+            if (line.startsWith("slave") && line.contains("state=online")) {
+                for (String field : line.substring(line.indexOf(':') + 1).split(",")) {
+                    if (field.startsWith("port=")) {
+                        return Integer.parseInt(field.substring(5));
+                    }
+                }
+            }
+        }
+        return -1;
+    }
+
+    /** Whether the node on {@code port} answers and says it is a primary. */
+    static boolean isPrimary(int port) {
+        try {
+            return info(port, "replication").contains("role:master");
+        } catch (UncheckedIOException | IllegalStateException down) {
+            return false;
+        }
+    }
+
+    /**
+     * Freezes the replica and has the primary drop its replication link; see
+     * {@link ReplicatedRedis#laggingReplica}. Returns the frozen process id, or 0 (thawed again)
+     * when the primary had no link to drop.
+     */
+    static long freezeBehind(int replicaPort, int primaryPort) {
+        long pid = processId(replicaPort, null);
+        signal("-STOP", pid);
+        String killed = command(primaryPort, null, "CLIENT KILL TYPE replica");
+        if (!":1".equals(killed)) {
+            signal("-CONT", pid);
+            return 0;
+        }
+        return pid;
+    }
+
     /** The server's own answer: {@code process_id} from {@code INFO server}. */
     static long processId(int port, String password) {
         try (Socket socket = new Socket("127.0.0.1", port)) {

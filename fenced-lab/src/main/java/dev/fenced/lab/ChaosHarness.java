@@ -5,7 +5,9 @@ import dev.fenced.cli.Connections;
 import dev.fenced.cli.EventCodec;
 import dev.fenced.cli.EventLine;
 import dev.fenced.embedded.EmbeddedPostgresServer;
+import dev.fenced.embedded.EmbeddedRedisCluster;
 import dev.fenced.embedded.EmbeddedRedisFailoverGroup;
+import dev.fenced.embedded.ReplicatedRedis;
 import dev.fenced.fleet.JobEvent;
 import dev.fenced.gateway.GatewayRefund;
 import dev.fenced.settlement.JournalSchema;
@@ -77,10 +79,12 @@ final class ChaosHarness {
     ChaosReport run() throws Exception {
         say("seed " + settings.seed() + " (replay with --seed " + settings.seed() + "), fencing " + (settings.fencing() ? "on" : "OFF"));
         Path ledger = Files.createTempDirectory("fenced-chaos").resolve("gateway-ledger.jsonl");
-        try (ChaosBroker broker = ChaosBroker.start(settings); EmbeddedRedisFailoverGroup redis = EmbeddedRedisFailoverGroup.start();
+        try (ChaosBroker broker = ChaosBroker.start(settings);
+             ReplicatedRedis redis = Fault.onCluster(settings.faults()) ? EmbeddedRedisCluster.start() : EmbeddedRedisFailoverGroup.start();
              EmbeddedPostgresServer postgres = EmbeddedPostgresServer.start(); HikariDataSource db = Connections.database(postgres.jdbcUrl(), 3);
              ChaosGateway gateway = ChaosGateway.start(settings, ledger)) {
-            say("jobs on JetStream, on " + broker.describe());
+            say("jobs on JetStream, on " + broker.describe() + "; Redis: " + (redis instanceof EmbeddedRedisCluster
+                    ? "a Cluster of 3 primaries and 3 replicas" : "a primary, a replica and a Sentinel"));
             return run(broker, redis, postgres, db, gateway);
         } finally {
             Files.deleteIfExists(ledger);
@@ -88,12 +92,12 @@ final class ChaosHarness {
         }
     }
 
-    private ChaosReport run(ChaosBroker broker, EmbeddedRedisFailoverGroup redis, EmbeddedPostgresServer postgres, HikariDataSource db,
+    private ChaosReport run(ChaosBroker broker, ReplicatedRedis redis, EmbeddedPostgresServer postgres, HikariDataSource db,
                             ChaosGateway gateway) throws SQLException {
         List<String> merchants = seed(db);
         String stream = JobQueue.uniqueName();
         String journalUrl = journalDatabase(postgres);
-        Map<String, String> env = Map.of("FENCED_REDIS_URL", redis.sentinelUri(), "FENCED_DB_URL", postgres.jdbcUrl(),
+        Map<String, String> env = Map.of("FENCED_REDIS_URL", redis.uri(), "FENCED_DB_URL", postgres.jdbcUrl(),
                 "FENCED_GATEWAY_URL", gateway.url(), "FENCED_NATS_URL", broker.url(), "FENCED_JOURNAL_DB_URL", journalUrl);
         try (JobQueue queue = JobQueue.create(broker.connection(), stream, settings);
              HikariDataSource journal = Connections.readOnlyDatabase(journalUrl, 2)) {

@@ -6,7 +6,6 @@ import dev.fenced.settlement.SettlementEvent.Type;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -94,19 +93,33 @@ final class ExactlyOnceChecker {
                 .mapToLong(count -> count - 1).sum();
     }
 
-    /** Per merchant, in time order: grants whose token is not above the one granted before. */
+    /**
+     * Per merchant: grants whose token is not above a token another grant had reported before this
+     * grant was even asked for. Events from several processes do not arrive in grant order (a
+     * process frozen between its grant and its report reports late), so the order used is the
+     * exact one: a grant reported at t was granted before t, and a grant asked for after t cannot
+     * have been granted before it. The ask time is the event's time less the acquisition's
+     * duration in its detail ({@code "settle:m_1 in 3 ms"}).
+     */
     private static long tokensNotRising(List<EventLine.Event> grants) {
         long count = 0;
         for (List<EventLine.Event> merchant : grants.stream().collect(Collectors.groupingBy(e -> String.valueOf(e.merchant()))).values()) {
-            List<EventLine.Event> ordered = new ArrayList<>(merchant);
-            ordered.sort(Comparator.comparingLong(EventLine.Event::at));
-            for (int i = 1; i < ordered.size(); i++) {
-                if (ordered.get(i).at() > ordered.get(i - 1).at() && ordered.get(i).token() <= ordered.get(i - 1).token()) {
+            for (EventLine.Event later : merchant) {
+                long asked = askedAt(later);
+                if (merchant.stream().anyMatch(earlier -> earlier.at() < asked && earlier.token() >= later.token())) {
                     count++;
                 }
             }
         }
         return count;
+    }
+
+    private static final java.util.regex.Pattern TOOK = java.util.regex.Pattern.compile(" in (\\d+) ms$");
+
+    /** When the worker asked for the lease it reports: the event's time less the acquisition's duration. */
+    static long askedAt(EventLine.Event grant) {
+        java.util.regex.Matcher took = grant.detail() == null ? null : TOOK.matcher(grant.detail());
+        return took != null && took.find() ? grant.at() - Long.parseLong(took.group(1)) : grant.at();
     }
 
     private String verdict(long violations) {

@@ -10,10 +10,27 @@ import java.util.Set;
  * A fault the chaos run can inject; {@link #label()} is its spelling on the command line
  * ({@code --faults pause,redis-restart}) and in the report. {@link #NATS_RESTART} restarts the
  * run's own {@code nats-server} on its file storage: it needs a server the run owns.
+ * {@link #CLUSTER_FAILOVER} is the lagging failover of a Redis Cluster's primary: a run with it
+ * runs on a Cluster, the others on a Sentinel group.
  */
 enum Fault {
-    PAUSE, KILL, REDIS_RESTART, FLUSHALL, FAILOVER, LAGGING_FAILOVER, DB_KILL, GATEWAY, GATEWAY_OUTAGE, GATEWAY_RESTART, KEY_REUSE,
-    NATS_RESTART;
+    PAUSE, KILL, REDIS_RESTART, FLUSHALL, FAILOVER, LAGGING_FAILOVER, CLUSTER_FAILOVER, DB_KILL, GATEWAY, GATEWAY_OUTAGE,
+    GATEWAY_RESTART, KEY_REUSE, NATS_RESTART;
+
+    /** Faults of a Redis behind a Sentinel; {@link #CLUSTER_FAILOVER} needs a Redis Cluster, so not in the same run. */
+    static final Set<Fault> SENTINEL_ONLY = EnumSet.of(REDIS_RESTART, FLUSHALL, FAILOVER, LAGGING_FAILOVER);
+
+    /** Every fault of one run when none are named: all but the Cluster's. */
+    static Set<Fault> allOnSentinel() {
+        Set<Fault> all = EnumSet.allOf(Fault.class);
+        all.remove(CLUSTER_FAILOVER);
+        return all;
+    }
+
+    /** Whether the run's Redis is a Cluster (3 primaries, 3 replicas) rather than a Sentinel group. */
+    static boolean onCluster(Set<Fault> faults) {
+        return faults.contains(CLUSTER_FAILOVER);
+    }
 
     /** Faults that strike all along rather than at drawn moments. */
     boolean standing() {
@@ -22,15 +39,23 @@ enum Fault {
 
     static Set<Fault> parse(List<String> names) {
         Set<Fault> out = EnumSet.noneOf(Fault.class);
+        parseInto(names, out);
+        if (onCluster(out) && out.stream().anyMatch(SENTINEL_ONLY::contains)) {
+            throw new UsageException("cluster-failover runs on a Redis Cluster and redis-restart, flushall, failover and lagging-failover"
+                    + " on a Sentinel group: not in one run");
+        }
+        return out;
+    }
+
+    private static void parseInto(List<String> names, Set<Fault> out) {
         for (String name : names) {
             try {
                 out.add(Fault.valueOf(name.trim().toUpperCase(Locale.ROOT).replace('-', '_')));
             } catch (IllegalArgumentException e) {
                 throw new UsageException("unknown fault '" + name + "'; use pause, kill, redis-restart, flushall, failover, lagging-failover,"
-                        + " db-kill, gateway, gateway-outage, gateway-restart, key-reuse, nats-restart");
+                        + " cluster-failover, db-kill, gateway, gateway-outage, gateway-restart, key-reuse, nats-restart");
             }
         }
-        return out;
     }
 
     String label() {

@@ -1,6 +1,6 @@
 package dev.fenced.lab;
 
-import dev.fenced.embedded.EmbeddedRedisFailoverGroup;
+import dev.fenced.embedded.ReplicatedRedis;
 import io.lettuce.core.RedisClient;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -27,10 +27,12 @@ import java.util.function.Supplier;
 final class FaultInjector {
     private static final long FIRST_FAULT_AFTER_MS = 500;
     private static final long FAILED_OVER_NODE_DOWN_MS = 5_000;
+    /** How long a node killed by a failover may stay down waiting for the Sentinel to promote the other. */
+    private static final long PROMOTION_LIMIT_MS = 30_000;
 
     private final ChaosSettings settings;
     private final Random random;
-    private final EmbeddedRedisFailoverGroup redis;
+    private final ReplicatedRedis redis;
     private final String dbUrl;
     private final ChaosGateway gateway;
     private final ChaosBroker broker;
@@ -39,14 +41,17 @@ final class FaultInjector {
     private final Map<Fault, Integer> injected = new EnumMap<>(Fault.class);
     private long nextFaultAt;
     private int stoppedPort;
+    /** The replica that must be primary before {@link #stoppedPort} comes back. */
+    private int promotedPort;
     private long restartStoppedAt;
     /** A lagging-failover under way: the primary that goes on alone until {@link #laggingUntil}, and its frozen replica. */
     private int laggingPrimary;
     private int laggingReplica;
     private long laggingUntil;
+    private Fault laggingFault;
 
     /** @param say gets one line per fault that struck: when, which, on which worker, how long */
-    FaultInjector(ChaosSettings settings, EmbeddedRedisFailoverGroup redis, String dbUrl, ChaosGateway gateway, ChaosBroker broker,
+    FaultInjector(ChaosSettings settings, ReplicatedRedis redis, String dbUrl, ChaosGateway gateway, ChaosBroker broker,
                   Consumer<String> say) {
         this.settings = settings;
         this.random = new Random(settings.seed());
@@ -98,18 +103,42 @@ final class FaultInjector {
             redis.stopNode(laggingPrimary);
             redis.thawNode(laggingReplica);
             say.accept(String.format("%6.1f s  %-15s primary on port %d killed; the replica on port %d, behind, is promoted",
-                    (System.currentTimeMillis() - startedAt) / 1000.0, Fault.LAGGING_FAILOVER.label(), laggingPrimary, laggingReplica));
-            stoppedPort = laggingPrimary;
-            restartStoppedAt = System.currentTimeMillis() + FAILED_OVER_NODE_DOWN_MS;
+                    (System.currentTimeMillis() - startedAt) / 1000.0, laggingFault.label(), laggingPrimary, laggingReplica));
+            stopped(laggingPrimary, laggingReplica);
             laggingPrimary = 0;
         }
     }
 
-    /** Brings back the primary a failover took down, empty: the Sentinel makes it a replica. */
+    private void stopped(int primary, int replica) {
+        stoppedPort = primary;
+        promotedPort = replica;
+        restartStoppedAt = System.currentTimeMillis() + FAILED_OVER_NODE_DOWN_MS;
+    }
+
+    /**
+     * Brings back the primary a failover took down, empty, once the Sentinel has promoted the other
+     * node (or the promotion is past its limit): back sooner, the empty node could be primary again
+     * and the replica resync from it, and the failover would be a restart.
+     */
     private void restartStoppedNode(boolean now) {
-        if (stoppedPort != 0 && (now || System.currentTimeMillis() >= restartStoppedAt)) {
+        if (stoppedPort == 0) {
+            return;
+        }
+        long deadline = restartStoppedAt - FAILED_OVER_NODE_DOWN_MS + PROMOTION_LIMIT_MS;
+        while (now && !promoted() && System.currentTimeMillis() < deadline) {
+            WorkerProcess.sleep(100);
+        }
+        if (now || (System.currentTimeMillis() >= restartStoppedAt && (promoted() || System.currentTimeMillis() >= deadline))) {
             redis.startNode(stoppedPort);
             stoppedPort = 0;
+        }
+    }
+
+    private boolean promoted() {
+        try {
+            return redis.primaries().contains(promotedPort);
+        } catch (RuntimeException busy) {
+            return false; // a Sentinel or node in the middle of the failover
         }
     }
 
@@ -140,17 +169,19 @@ final class FaultInjector {
                 slot.process.signal("KILL");
                 struck(fault, slot.name() + ", holding " + slot.held.size() + " jobs");
             }
-            case LAGGING_FAILOVER -> {
+            case LAGGING_FAILOVER, CLUSTER_FAILOVER -> {
                 if (stoppedPort != 0 || laggingPrimary != 0) {
                     return; // one Redis fault at a time
                 }
-                int primary = redis.primaryPort();
-                int replica = redis.dataPorts().stream().filter(port -> port != primary).findFirst().orElseThrow();
-                if (!redis.laggingReplica(replica, primary)) {
+                List<Integer> primaries = redis.primaries();
+                int primary = primaries.get(random.nextInt(primaries.size()));
+                int replica = redis.replicaOf(primary);
+                if (replica < 0 || !redis.laggingReplica(replica, primary)) {
                     return; // the node back from the last failover is not the primary's replica yet
                 }
                 laggingPrimary = primary;
                 laggingReplica = replica;
+                laggingFault = fault;
                 // A worker frozen past its lease: its job is redelivered and taken again while the replica
                 // lags, so the primary issues tokens that the failover then loses.
                 String frozen = "";
@@ -168,8 +199,12 @@ final class FaultInjector {
                 if (stoppedPort != 0 || laggingPrimary != 0) {
                     return; // a failover is under way: one Redis fault at a time
                 }
-                int primary = redis.primaryPort();
-                strikeRedis(fault, primary);
+                int primary = redis.primaries().get(0);
+                int replica = redis.replicaOf(primary);
+                if (fault == Fault.FAILOVER && replica < 0) {
+                    return; // no replica in sync yet to promote
+                }
+                strikeRedis(fault, primary, replica);
                 struck(fault, "primary on port " + primary);
             }
             case DB_KILL -> {
@@ -205,7 +240,7 @@ final class FaultInjector {
         say.accept(String.format("%6.1f s  %-15s %s", (System.currentTimeMillis() - startedAt) / 1000.0, fault.label(), what));
     }
 
-    private void strikeRedis(Fault fault, int primary) {
+    private void strikeRedis(Fault fault, int primary, int replica) {
         if (fault == Fault.FLUSHALL) {
             try (RedisClient client = RedisClient.create("redis://127.0.0.1:" + primary); var connection = client.connect()) {
                 connection.sync().flushall();
@@ -215,11 +250,9 @@ final class FaultInjector {
             redis.startNode(primary); // back before the Sentinel notices: empty, and the replica resyncs from it
         } else {
             redis.stopNode(primary); // the Sentinel promotes the replica after about a second
-            stoppedPort = primary;
-            restartStoppedAt = System.currentTimeMillis() + FAILED_OVER_NODE_DOWN_MS;
+            stopped(primary, replica);
         }
     }
-
 
     private void terminateBackends() {
         try (Connection c = DriverManager.getConnection(dbUrl); Statement s = c.createStatement()) {

@@ -8,6 +8,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
@@ -44,17 +45,16 @@ final class RedisCalls {
         return Objects.requireNonNull(reply, "script reply");
     }
 
-    /** Runs one of {@link RedisScripts} that answers two integers. */
-    long[] scriptPair(String script, String[] keys, String... args) {
-        java.util.List<Object> reply = call(redis -> {
+    /** Runs one of {@link RedisScripts} that answers a list (integers as Long, strings as String). */
+    List<Object> scriptList(String script, String[] keys, String... args) {
+        List<Object> reply = call(redis -> {
             try {
-                return redis.<java.util.List<Object>>evalsha(sha1(script), ScriptOutputType.MULTI, keys, args);
+                return redis.<List<Object>>evalsha(sha1(script), ScriptOutputType.MULTI, keys, args);
             } catch (RedisNoScriptException e) {
-                return redis.<java.util.List<Object>>eval(script, ScriptOutputType.MULTI, keys, args);
+                return redis.<List<Object>>eval(script, ScriptOutputType.MULTI, keys, args);
             }
         });
-        Objects.requireNonNull(reply, "script reply");
-        return new long[] {(Long) reply.get(0), (Long) reply.get(1)};
+        return Objects.requireNonNull(reply, "script reply");
     }
 
     /** Any other command or commands. */

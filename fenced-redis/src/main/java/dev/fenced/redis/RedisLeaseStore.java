@@ -21,6 +21,7 @@ import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.event.command.CommandListener;
 import io.lettuce.core.resource.ClientResources;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -52,9 +53,9 @@ import org.slf4j.MDC;
  */
 public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(RedisLeaseStore.class);
-    /** With token epochs, a token is epoch &lt;&lt; 32 | counter. */
-    private static final int EPOCH_SHIFT = 32;
-    private static final long MAX_EPOCH = Integer.MAX_VALUE;
+    /** With token epochs, a token is epoch &lt;&lt; 24 | counter: 2^39 epochs of 2^24 tokens each. */
+    private static final int EPOCH_SHIFT = 24;
+    private static final long MAX_EPOCH = (1L << 39) - 1;
 
     private final RedisErrors errors;
     /** Null when the store runs on a client or a connection the caller owns. */
@@ -220,19 +221,26 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
         return Optional.of(new RedisLease(resource, token, ownerId, resourceKeys[0], calls, observer));
     }
 
-    /** See {@link RedisScripts#ACQUIRE_IN_EPOCH}: at most one new epoch per call, drawn only when Redis asks for one. */
+    /**
+     * See {@link RedisScripts#ACQUIRE_IN_EPOCH}: a new epoch is drawn only when Redis asks for one,
+     * for the server that asked; if the keys moved to another server meanwhile, Redis asks again.
+     */
     private Optional<Lease> acquireInEpoch(String resource, Duration ttl, String ownerId, String[] resourceKeys) {
         String[] epochKeys = {resourceKeys[0], resourceKeys[1], keys.epochKey(resource)};
         String newEpoch = "";
-        for (int attempt = 0; attempt < 2; attempt++) {
-            long[] reply = calls.scriptPair(RedisScripts.ACQUIRE_IN_EPOCH, epochKeys, ownerId, Long.toString(ttl.toMillis()), newEpoch);
-            if (reply[0] == RedisScripts.HELD) {
+        String server = "";
+        for (int attempt = 0; attempt < 3; attempt++) {
+            List<Object> reply = calls.scriptList(RedisScripts.ACQUIRE_IN_EPOCH, epochKeys, ownerId, Long.toString(ttl.toMillis()),
+                    newEpoch, server);
+            long counter = (Long) reply.get(0);
+            long held = (Long) reply.get(1);
+            if (counter == RedisScripts.HELD) {
                 return Optional.empty();
             }
-            if (reply[0] > 0) {
-                return Optional.of(new RedisLease(resource, (reply[1] << EPOCH_SHIFT) | reply[0], ownerId, resourceKeys[0], calls, observer));
+            if (counter > 0) {
+                return Optional.of(new RedisLease(resource, (held << EPOCH_SHIFT) | counter, ownerId, resourceKeys[0], calls, observer));
             }
-            long held = reply[1];
+            server = (String) reply.get(2);
             long drawn = tokenEpochs.nextToken(resource);
             if (drawn <= held || drawn > MAX_EPOCH) {
                 throw new IllegalStateException("the token epoch source gave " + drawn + " for '" + resource + "', which is not above the"
@@ -242,15 +250,16 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
                 if (held == 0) {
                     LOG.info("tokens of {} begin in epoch {}", resource, drawn);
                 } else {
-                    LOG.warn("Redis may have lost tokens of {} (epoch {} began on another redis-server process, or its counter is"
-                            + " gone); tokens go on in epoch {}, above every token issued before", resource, held, drawn);
+                    LOG.warn("Redis may have lost tokens of {} (epoch {} began on another redis-server process or replication"
+                            + " history, or its counter is gone); tokens go on in epoch {}, above every token issued before",
+                            resource, held, drawn);
                     observer.counterReseeded(resource, held << EPOCH_SHIFT, drawn << EPOCH_SHIFT);
                 }
             }
             newEpoch = Long.toString(drawn);
         }
-        throw new StoreUnavailableException("Redis refused the new token epoch for '" + resource + "' twice; its epoch key changes"
-                + " under this store (another store with another epoch source?)", null);
+        throw new StoreUnavailableException("the keys of '" + resource + "' moved to another Redis server three times while a new"
+                + " token epoch was drawn for them; a failover under way?", null);
     }
 
     private Optional<Lease> acquireWithTokenSource(String resource, Duration ttl, String ownerId, String lockKey) {
@@ -323,6 +332,9 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
      */
     public long raiseCounter(String resource, long floor) {
         LeaseArguments.requireValidResource(resource);
+        if (tokenEpochs != null) {
+            throw new IllegalStateException("a store with token epochs has no counter to seed: its epochs come from their source");
+        }
         if (floor < 0) {
             throw new IllegalArgumentException("counter floor must not be negative, got " + floor);
         }
@@ -454,14 +466,16 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
 
         /**
          * Redis issues the tokens, in epochs drawn from a durable source (e.g.
-         * {@code JdbcSequenceTokenSource.epochs(dataSource)}, one {@code nextval} each): a token is
-         * {@code epoch << 32 | counter}. A new epoch is drawn for a resource the first time it is
+         * {@code JdbcSequenceTokenSource.epochs(dataSource)}, one {@code nextval} each). A new epoch is drawn for a resource the first time it is
          * acquired and whenever Redis may have lost its tokens: the resource's keys found on another
-         * redis-server process than the one its epoch began on (a restart, a failover to a replica
-         * however far behind, a resharding), or its counter or epoch key gone (FLUSHALL, eviction).
+         * redis-server process or replication history than the one its epoch began on (a restart, a
+         * failover to a replica however far behind, a resharding), or its counter or epoch key gone
+         * (FLUSHALL, eviction).
          * Tokens then never repeat or go back, whatever Redis loses, and the usual acquisition stays
          * one round trip to Redis. Replaces the {@link #fenceFloor fence floor}; not with a
-         * {@link #tokenSource token source}. Tokens are large numbers (the first epoch's start at 2^32).
+         * {@link #tokenSource token source}. A token is {@code epoch << 24 | counter}: 2^39 epochs (every
+         * resource's first acquisition and each loss use one) of 2^24 tokens (past them, a new epoch).
+         * Needs Redis 5 or later.
          */
         public Builder tokenEpochs(TokenSource epochs) {
             this.tokenEpochs = Objects.requireNonNull(epochs, "epochs");

@@ -67,29 +67,42 @@ final class RedisScripts {
     /** {@link #ACQUIRE_IN_EPOCH}: Redis may have lost tokens of the epoch it holds; draw a new epoch and call again. */
     static final long NEW_EPOCH = -1;
 
+    /** The largest counter of an epoch: the low 24 bits of a token; past it a new epoch is drawn. */
+    static final long MAX_COUNTER_IN_EPOCH = (1L << 24) - 1;
+
     /**
      * Lease and token in one round trip, the token in an epoch drawn from a durable source
-     * ({@link RedisLeaseStore.Builder#tokenEpochs}). Tokens are (epoch, counter), epoch in the high
-     * 32 bits, so every token of a new epoch is above every token of an older one.
+     * ({@link RedisLeaseStore.Builder#tokenEpochs}). Tokens are (epoch, counter), the counter in
+     * the low 24 bits, so every token of a new epoch is above every token of an older one.
      *
-     * <p>The epoch key holds "epoch:run_id", the run_id of the redis-server process that started
-     * the epoch. A restart, a failover to a replica (however far behind) or a resharding puts the
-     * keys on another process, with another run_id; a FLUSHALL or an eviction removes the epoch key
-     * or the counter. Each of these may have lost tokens already handed out, so each makes the
-     * script refuse (-1, no lease taken) until the caller brings a new epoch: the counter starts
-     * over under it, above everything issued before. INFO is allowed in scripts and answers from
-     * memory; it is read on every call because a failover gives no other sign inside Redis.
+     * <p>The epoch key holds "epoch:server", the server being the run_id of the redis-server
+     * process and the replication id of the history of writes it serves, as they were when the
+     * epoch began. A restart changes the run_id; a promotion (a failover to a replica, however far
+     * behind, in a Sentinel group or a Cluster) changes the replication id, also when a node that
+     * was primary before is promoted again after resyncing an older copy; a resharding moves the
+     * keys to another process; a FLUSHALL or an eviction removes the epoch key or the counter. Each
+     * may have lost tokens already handed out, so each makes the script refuse (-1, no lease taken)
+     * and name the server it runs on, until the caller brings a new epoch drawn for that very
+     * server: an epoch drawn before a failover is not installed after it. The counter starts over
+     * under the new epoch, above everything issued before. INFO is allowed in scripts (Redis 5 and
+     * later replicate a script's effects, not the script) and answers from memory; it is read on
+     * every call because a failover gives no other sign inside Redis.
      *
      * <pre>
      * KEYS[1] lock key       ARGV[1] owner id      ARGV[2] ttl in ms
      * KEYS[2] counter key    ARGV[3] a new epoch from the durable source, or ''
-     * KEYS[3] epoch key
-     * returns {counter, epoch} granted | {0, 0} held | {-1, epoch held or 0} draw a new epoch
+     * KEYS[3] epoch key      ARGV[4] the server ARGV[3] was drawn for, as the last refusal named it
+     * returns {counter, epoch, ''} granted | {0, 0, ''} held | {-1, epoch held or 0, server} draw a new epoch
      * </pre>
      */
     static final String ACQUIRE_IN_EPOCH = """
-            local server = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')
-            if ARGV[3] ~= '' then
+            local info = redis.pcall('INFO', 'server', 'replication')
+            if type(info) ~= 'string' then
+              -- Redis before 7 reads one section at a time.
+              info = redis.call('INFO', 'server') .. redis.call('INFO', 'replication')
+            end
+            local server = string.match(info, 'run_id:(%x+)') .. '/' .. string.match(info, 'master_replid:(%x+)')
+            if ARGV[3] ~= '' and ARGV[4] == server then
               local now = redis.call('GET', KEYS[3])
               if not now or tonumber(ARGV[3]) > tonumber(string.match(now, '^(%d+)')) then
                 redis.call('SET', KEYS[3], ARGV[3] .. ':' .. server)
@@ -98,46 +111,47 @@ final class RedisScripts {
             end
             local held = redis.call('GET', KEYS[3])
             if not held then
-              return {-1, 0}
+              return {-1, 0, server}
             end
-            local epoch, since = string.match(held, '^(%d+):(%x+)$')
+            local epoch, since = string.match(held, '^(%d+):(.+)$')
             if since ~= server or redis.call('EXISTS', KEYS[2]) == 0 then
-              return {-1, tonumber(epoch)}
+              return {-1, tonumber(epoch), server}
             end
             if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-              return {0, 0}
+              return {0, 0, ''}
             end
             local counter = redis.call('INCR', KEYS[2])
-            if counter > 4294967295 then
-              -- The epoch's 32 bits are spent: a new epoch, rather than a token that overflows into it.
+            if counter > 16777215 then
+              -- The epoch's 24 bits are spent: a new epoch, rather than a token that overflows into it.
               redis.call('DEL', KEYS[1])
-              return {-1, tonumber(epoch)}
+              return {-1, tonumber(epoch), server}
             end
-            return {counter, tonumber(epoch)}
+            return {counter, tonumber(epoch), ''}
             """;
 
     /**
      * The epoch form of {@link #RAISE_COUNTER}: raises the counter to ARGV[2] only while the epoch
-     * key still holds epoch ARGV[1]; a fence of a later epoch than Redis holds means Redis lost it,
-     * so the epoch key is dropped and the next acquisition draws a new epoch. Returns the counter
-     * as it was, or -1 when the epochs differ.
+     * key still holds epoch ARGV[1] and the counter exists. A missing counter is not recreated (the
+     * tokens it issued after the stored fence would come again): the epoch key is dropped, and so
+     * is one behind a fence of a later epoch, so that the next acquisition draws a new epoch.
+     * Returns the counter as it was, or -1 when nothing was raised.
      */
     static final String RAISE_IN_EPOCH = """
             local held = redis.call('GET', KEYS[2])
             local epoch = held and tonumber(string.match(held, '^(%d+)')) or 0
             local fenceEpoch = tonumber(ARGV[1])
-            if fenceEpoch > epoch then
+            local counter = redis.call('GET', KEYS[1])
+            if fenceEpoch > epoch or not counter then
               redis.call('DEL', KEYS[2])
               return -1
             end
             if fenceEpoch < epoch then
               return -1
             end
-            local counter = tonumber(redis.call('GET', KEYS[1]) or '0')
-            if counter < tonumber(ARGV[2]) then
+            if tonumber(counter) < tonumber(ARGV[2]) then
               redis.call('SET', KEYS[1], ARGV[2])
             end
-            return counter
+            return tonumber(counter)
             """;
 
     /** SET NX PX alone, for when tokens come from a durable {@code TokenSource}. */

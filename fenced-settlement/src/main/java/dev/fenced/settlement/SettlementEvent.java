@@ -16,7 +16,10 @@ public record SettlementEvent(Type type, String worker, String refundId, long to
 
     /** What a worker can do; {@link #wireName()} is its name in event lines and histories. */
     public enum Type {
-        /** Took the lease; the detail is the resource. */
+        /**
+         * Took the lease; the detail is the resource and how long the acquisition took
+         * ({@code "settle:m_4471 in 2 ms"}): the worker asked that long before the event's time.
+         */
         ACQUIRED,
         /** Appended the journal lines the merchant's confirmed refunds lacked; the refund id is the merchant, the detail counts them. */
         JOURNALED,

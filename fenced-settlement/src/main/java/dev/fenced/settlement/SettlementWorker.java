@@ -132,6 +132,7 @@ public final class SettlementWorker {
     public SettlementOutcome settle(String merchant, BooleanSupplier stopRequested) {
         Objects.requireNonNull(stopRequested, "stopRequested");
         String resource = Merchants.resource(merchant);
+        long asked = clock.millis();
         Optional<Lease> acquired = leases.tryAcquire(resource, ttl);
         if (acquired.isEmpty()) {
             emit(resource, SettlementEvent.Type.BUSY, null, 0, resource);
@@ -139,7 +140,8 @@ public final class SettlementWorker {
         }
         Lease lease = acquired.get();
         long token = lease.token();
-        emit(resource, SettlementEvent.Type.ACQUIRED, null, token, resource);
+        long granted = clock.millis();
+        emit(resource, SettlementEvent.Type.ACQUIRED, null, token, resource + " in " + (granted - asked) + " ms", granted);
         AtomicBoolean leaseLost = new AtomicBoolean();
         SettlementRun run = new SettlementRun(this, lease, leaseLost, stopRequested);
         LeaseWatchdog watchdog = !renewal ? null : LeaseWatchdog.start(lease, ttl, (l, cause) -> {
@@ -180,7 +182,11 @@ public final class SettlementWorker {
     }
 
     void emit(String resource, SettlementEvent.Type type, String refundId, long token, String detail) {
-        SettlementEvent event = new SettlementEvent(type, name, refundId, token, detail, clock.millis());
+        emit(resource, type, refundId, token, detail, clock.millis());
+    }
+
+    private void emit(String resource, SettlementEvent.Type type, String refundId, long token, String detail, long atMillis) {
+        SettlementEvent event = new SettlementEvent(type, name, refundId, token, detail, atMillis);
         log(resource, event);
         listener.onEvent(event);
     }
