@@ -9,7 +9,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.function.Predicate;
 
 /**
  * A run drawn as inline SVG: one lane per worker, its leases as bars with the token inside, its
@@ -83,7 +82,7 @@ public final class TimelineChart {
     private final List<Mark> marks;
     private final String title;
     /** Marks counted by lane and kind, once: a fleet's run has many thousands. */
-    private final Map<String, Map<Kind, Long>> counts = new LinkedHashMap<>();
+    private final Map<String, Map<Kind, Long>> countsByLane = new LinkedHashMap<>();
 
     private TimelineChart(Builder b) {
         this.title = b.title;
@@ -92,7 +91,7 @@ public final class TimelineChart {
         this.spans = List.copyOf(b.spans);
         this.marks = List.copyOf(b.marks);
         for (Mark mark : marks) {
-            counts.computeIfAbsent(mark.lane(), lane -> new EnumMap<>(Kind.class)).merge(mark.kind(), 1L, Long::sum);
+            countsByLane.computeIfAbsent(mark.lane(), lane -> new EnumMap<>(Kind.class)).merge(mark.kind(), 1L, Long::sum);
         }
     }
 
@@ -121,11 +120,7 @@ public final class TimelineChart {
 
     /** How many marks of that kind the lane holds. */
     public long count(String lane, Kind kind) {
-        return counts.getOrDefault(lane, Map.of()).getOrDefault(kind, 0L);
-    }
-
-    public long count(Kind kind) {
-        return marks.stream().filter(m -> m.kind() == kind).count();
+        return countsByLane.getOrDefault(lane, Map.of()).getOrDefault(kind, 0L);
     }
 
     /** A figure: caption, then the SVG on an axis from 0 to {@code axisEnd} (a value of {@link #axisEnd}). */
@@ -141,7 +136,7 @@ public final class TimelineChart {
         Map<String, Integer> laneHeight = new LinkedHashMap<>();
         int y = TOP;
         for (String lane : lanes.keySet()) {
-            int lines = counts.getOrDefault(lane, Map.of()).size();
+            int lines = countsByLane.getOrDefault(lane, Map.of()).size();
             int height = Math.max(40, lines * COUNT_LINE + 12);
             laneTop.put(lane, y);
             laneHeight.put(lane, height);
@@ -417,19 +412,12 @@ public final class TimelineChart {
             return this;
         }
 
-        /** Gives the marks that match another kind, e.g. the writes found to be stale. */
-        public Builder reclassify(Predicate<Mark> which, Kind kind) {
-            marks.replaceAll(mark -> which.test(mark) ? new Mark(mark.lane(), kind, mark.at(), mark.refund(),
-                    kind.legend + (mark.refund() == null ? "" : ": " + mark.refund())) : mark);
-            return this;
-        }
-
         public TimelineChart build() {
             return new TimelineChart(this);
         }
     }
 
-    /** Every kind used by these charts, plus extra ones, in legend order. */
+    /** Every kind used by these charts, in legend order. */
     public static Set<Kind> kinds(List<TimelineChart> charts) {
         Set<Kind> kinds = EnumSet.noneOf(Kind.class);
         charts.forEach(chart -> kinds.addAll(chart.kinds()));
@@ -439,9 +427,7 @@ public final class TimelineChart {
     /** Counts by kind over the whole chart, for captions. */
     public Map<Kind, Long> counts() {
         Map<Kind, Long> counts = new EnumMap<>(Kind.class);
-        for (Mark mark : marks) {
-            counts.merge(mark.kind(), 1L, Long::sum);
-        }
+        countsByLane.values().forEach(lane -> lane.forEach((kind, count) -> counts.merge(kind, count, Long::sum)));
         return counts;
     }
 }
