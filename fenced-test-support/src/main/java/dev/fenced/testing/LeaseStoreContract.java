@@ -170,10 +170,11 @@ public abstract class LeaseStoreContract {
     @Test
     void theWatchdogKeepsALiveLeaseAndReportsALostOne() throws Exception {
         String resource = freshResource();
-        Lease lease = store().tryAcquire(resource, Duration.ofMillis(900)).orElseThrow();
+        // 1.5 s: renewals every 500 ms leave a second of slack for a stalled 2-core machine running six cluster nodes.
+        Lease lease = store().tryAcquire(resource, Duration.ofMillis(1_500)).orElseThrow();
         AtomicReference<Lease> lost = new AtomicReference<>();
         CountDownLatch told = new CountDownLatch(1);
-        try (LeaseWatchdog watchdog = LeaseWatchdog.start(lease, Duration.ofMillis(900), (l, cause) -> {
+        try (LeaseWatchdog watchdog = LeaseWatchdog.start(lease, Duration.ofMillis(1_500), (l, cause) -> {
             lost.set(l);
             told.countDown();
         })) {
