@@ -200,12 +200,7 @@ public final class Connections {
 
     /** A Redis lease store whose counter is reseeded from the refunds' highest fence. */
     public static RedisLeaseStore leases(String redisUrl, HikariDataSource database, String ownerLabel) {
-        return leases(redisUrl, database, ownerLabel, Tokens.REDIS);
-    }
-
-    /** A Redis lease store with tokens issued as {@code tokens} says. */
-    public static RedisLeaseStore leases(String redisUrl, HikariDataSource database, String ownerLabel, Tokens tokens) {
-        return leasesBuilder(redisUrl, database, ownerLabel, FencedObserver.NONE, tokens).build();
+        return leasesBuilder(redisUrl, database, ownerLabel, FencedObserver.NONE, Tokens.REDIS).build();
     }
 
     /** The store every command uses: tokens as chosen (the counter reseeded from the refund rows by default), owner ids labelled. */

@@ -19,8 +19,4 @@ public final class ProgressOptions {
         }
         return quiet ? Progress.off() : Progress.of(task, total, unit, every);
     }
-
-    public boolean quiet() {
-        return quiet;
-    }
 }

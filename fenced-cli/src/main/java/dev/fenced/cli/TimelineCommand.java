@@ -50,6 +50,7 @@ final class TimelineCommand implements Callable<Integer> {
         }
         long first = parsed.stream().mapToLong(EventLine::at).min().orElseThrow();
         long last = parsed.stream().mapToLong(EventLine::at).max().orElseThrow();
+        String seconds = TimelineChart.number(Math.round((last - first) / 100.0) / 10.0);
         TreeSet<String> merchants = parsed.stream().map(TimelineCommand::merchant).filter(m -> m != null)
                 .collect(Collectors.toCollection(TreeSet::new));
         TreeSet<String> workers = parsed.stream().map(EventLine::worker).collect(Collectors.toCollection(TreeSet::new));
@@ -65,7 +66,7 @@ final class TimelineCommand implements Callable<Integer> {
         facts.put("events", ("-".equals(events) ? "stdin" : events) + ": " + parsed.size() + " event lines"
                 + (lines.size() > parsed.size() ? ", " + (lines.size() - parsed.size()) + " other lines skipped" : ""));
         facts.put("from", Instant.ofEpochMilli(first).toString());
-        facts.put("to", Instant.ofEpochMilli(last) + " (" + TimelineChart.number(Math.round((last - first) / 100.0) / 10.0) + " s)");
+        facts.put("to", Instant.ofEpochMilli(last) + " (" + seconds + " s)");
         facts.put("workers", workers.size() + ": " + abbreviated(workers));
         facts.put("merchants", merchants.size() + (merchants.isEmpty() ? "" : ": " + abbreviated(merchants)));
         facts.put("version", "fenced " + FencedCli.VERSION);
@@ -78,7 +79,7 @@ final class TimelineCommand implements Callable<Integer> {
             throw new UsageException("cannot write " + html + ": no such directory");
         }
         System.out.printf("timeline of %d events (%d workers, %d merchants, %s s) written to %s%n", parsed.size(), workers.size(),
-                merchants.size(), TimelineChart.number(Math.round((last - first) / 100.0) / 10.0), html);
+                merchants.size(), seconds, html);
         return 0;
     }
 

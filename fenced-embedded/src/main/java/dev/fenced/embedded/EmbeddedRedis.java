@@ -77,8 +77,8 @@ public final class EmbeddedRedis implements AutoCloseable {
 
     /** Freezes the server with SIGSTOP: it keeps its socket and answers nothing until {@link #resume()}. */
     public void pause() {
-        pausedPid = processId();
-        signal("-STOP", pausedPid);
+        pausedPid = RedisNode.processId(port, password);
+        RedisNode.signal("-STOP", pausedPid);
     }
 
     /** Thaws a {@link #pause() paused} server with SIGCONT. */
@@ -86,16 +86,8 @@ public final class EmbeddedRedis implements AutoCloseable {
         if (pausedPid == 0) {
             throw new IllegalStateException("redis-server on port " + port + " is not paused");
         }
-        signal("-CONT", pausedPid);
+        RedisNode.signal("-CONT", pausedPid);
         pausedPid = 0;
-    }
-
-    private static void signal(String signal, long pid) {
-        RedisNode.signal(signal, pid);
-    }
-
-    private long processId() {
-        return RedisNode.processId(port, password);
     }
 
     @Override

@@ -18,8 +18,13 @@ final class RedisNode {
     private RedisNode() {
     }
 
-    /** Sends one inline command ({@code AUTH} first when there is a password) and returns the first line of its answer. */
-    static String command(int port, String password, String inline) {
+    /** What to read of the answer to one inline command. */
+    private interface Reply<T> {
+        T read(BufferedReader in) throws IOException;
+    }
+
+    /** Sends one inline command ({@code AUTH} first when there is a password) and reads its answer. */
+    private static <T> T exchange(int port, String password, String inline, Reply<T> reply) {
         try (Socket socket = new Socket("127.0.0.1", port)) {
             socket.setSoTimeout(5_000);
             OutputStream out = socket.getOutputStream();
@@ -31,20 +36,20 @@ final class RedisNode {
             }
             out.write((inline + "\r\n").getBytes(StandardCharsets.UTF_8));
             out.flush();
-            return in.readLine();
+            return reply.read(in);
         } catch (IOException e) {
             throw new UncheckedIOException("could not send " + inline.split(" ")[0] + " to redis-server on port " + port, e);
         }
     }
 
+    /** Sends one inline command and returns the first line of its answer. */
+    static String command(int port, String inline) {
+        return exchange(port, null, inline, BufferedReader::readLine);
+    }
+
     /** Sends one inline command whose answer is an array of bulk strings (e.g. a Sentinel's {@code get-master-addr-by-name}). */
     static List<String> array(int port, String inline) {
-        try (Socket socket = new Socket("127.0.0.1", port)) {
-            socket.setSoTimeout(5_000);
-            OutputStream out = socket.getOutputStream();
-            out.write((inline + "\r\n").getBytes(StandardCharsets.UTF_8));
-            out.flush();
-            BufferedReader in = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
+        return exchange(port, null, inline, in -> {
             String header = in.readLine();
             if (header == null || !header.startsWith("*") || header.equals("*-1")) {
                 throw new IllegalStateException("redis-server on port " + port + " answered " + header + " to " + inline.split(" ")[0]);
@@ -55,19 +60,12 @@ final class RedisNode {
                 items.add(in.readLine());
             }
             return items;
-        } catch (IOException e) {
-            throw new UncheckedIOException("could not send " + inline.split(" ")[0] + " to redis-server on port " + port, e);
-        }
+        });
     }
 
     /** A section of {@code INFO}, whole. */
-    static String info(int port, String section) {
-        try (Socket socket = new Socket("127.0.0.1", port)) {
-            socket.setSoTimeout(5_000);
-            OutputStream out = socket.getOutputStream();
-            out.write(("INFO " + section + "\r\n").getBytes(StandardCharsets.UTF_8));
-            out.flush();
-            BufferedReader in = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
+    static String info(int port, String password, String section) {
+        return exchange(port, password, "INFO " + section, in -> {
             String header = in.readLine();
             if (header == null || !header.startsWith("$")) {
                 throw new IllegalStateException("redis-server on port " + port + " answered " + header + " to INFO");
@@ -82,14 +80,12 @@ final class RedisNode {
                 read += n;
             }
             return new String(body, 0, read);
-        } catch (IOException e) {
-            throw new UncheckedIOException("could not ask redis-server on port " + port + " for INFO " + section, e);
-        }
+        });
     }
 
     /** The port of a replica online with the primary on {@code primaryPort}, or -1 ({@code slaveN:ip=...,port=P,state=online} in INFO replication). */
     static int replicaOf(int primaryPort) {
-        for (String line : info(primaryPort, "replication").split("\r?\n")) {
+        for (String line : info(primaryPort, null, "replication").split("\r?\n")) {
             if (line.startsWith("slave") && line.contains("state=online")) {
                 for (String field : line.substring(line.indexOf(':') + 1).split(",")) {
                     if (field.startsWith("port=")) {
@@ -104,7 +100,7 @@ final class RedisNode {
     /** Whether the node on {@code port} answers and says it is a primary. */
     static boolean isPrimary(int port) {
         try {
-            return info(port, "replication").contains("role:master");
+            return info(port, null, "replication").contains("role:master");
         } catch (UncheckedIOException | IllegalStateException down) {
             return false;
         }
@@ -118,7 +114,7 @@ final class RedisNode {
     static long freezeBehind(int replicaPort, int primaryPort) {
         long pid = processId(replicaPort, null);
         signal("-STOP", pid);
-        String killed = command(primaryPort, null, "CLIENT KILL TYPE replica");
+        String killed = command(primaryPort, "CLIENT KILL TYPE replica");
         if (!":1".equals(killed)) {
             signal("-CONT", pid);
             return 0;
@@ -128,24 +124,12 @@ final class RedisNode {
 
     /** The server's own answer: {@code process_id} from {@code INFO server}. */
     static long processId(int port, String password) {
-        try (Socket socket = new Socket("127.0.0.1", port)) {
-            socket.setSoTimeout(5_000);
-            OutputStream out = socket.getOutputStream();
-            if (password != null) {
-                out.write(("AUTH " + password + "\r\n").getBytes(StandardCharsets.UTF_8));
+        for (String line : info(port, password, "server").split("\r?\n")) {
+            if (line.startsWith("process_id:")) {
+                return Long.parseLong(line.substring("process_id:".length()).trim());
             }
-            out.write("INFO server\r\n".getBytes(StandardCharsets.UTF_8));
-            out.flush();
-            BufferedReader in = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
-            for (String line = in.readLine(); line != null; line = in.readLine()) {
-                if (line.startsWith("process_id:")) {
-                    return Long.parseLong(line.substring("process_id:".length()).trim());
-                }
-            }
-            throw new IllegalStateException("redis-server on port " + port + " did not report its process id");
-        } catch (IOException e) {
-            throw new UncheckedIOException("could not ask redis-server on port " + port + " for its process id", e);
         }
+        throw new IllegalStateException("redis-server on port " + port + " did not report its process id");
     }
 
     static void signal(String signal, long pid) {

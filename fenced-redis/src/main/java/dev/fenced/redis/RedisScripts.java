@@ -64,12 +64,6 @@ final class RedisScripts {
             return -1
             """;
 
-    /** {@link #ACQUIRE_IN_EPOCH}: Redis may have lost tokens of the epoch it holds; draw a new epoch and call again. */
-    static final long NEW_EPOCH = -1;
-
-    /** The largest counter of an epoch: the low 24 bits of a token; past it a new epoch is drawn. */
-    static final long MAX_COUNTER_IN_EPOCH = (1L << 24) - 1;
-
     /**
      * Lease and token in one round trip, the token in an epoch drawn from a durable source
      * ({@link RedisLeaseStore.Builder#tokenEpochs}). Tokens are (epoch, counter), the counter in
