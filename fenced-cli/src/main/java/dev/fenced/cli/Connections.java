@@ -11,6 +11,7 @@ import dev.fenced.jdbc.JdbcFenceFloor;
 import dev.fenced.jdbc.JdbcSequenceTokenSource;
 import dev.fenced.redis.RedisLeaseStore;
 import dev.fenced.redis.RedisTls;
+import dev.fenced.redis.TokenIssuer;
 import dev.fenced.settlement.RefundSchema;
 import dev.fenced.settlement.Merchants;
 import java.nio.file.Path;
@@ -182,11 +183,37 @@ public final class Connections {
     /** Who issues the tokens: {@code --tokens}. */
     public enum Tokens {
         /** Redis's counter, reseeded from the refunds' highest fence when it is lost. */
-        REDIS,
+        REDIS(TokenIssuer.REDIS),
         /** Redis's counter in epochs drawn from {@code fence_epoch_seq}. */
-        EPOCHS,
+        EPOCHS(TokenIssuer.EPOCHS),
         /** Every token from {@code fence_token_seq}; Redis keeps only the lease. */
-        DATABASE
+        DATABASE(TokenIssuer.SOURCE);
+
+        private final TokenIssuer issuer;
+
+        Tokens(TokenIssuer issuer) {
+            this.issuer = issuer;
+        }
+
+        /** The issuer a store of this choice records for a resource. */
+        public TokenIssuer issuer() {
+            return issuer;
+        }
+
+        /** As the option spells it: {@code redis}, {@code epochs}, {@code database}. */
+        public String option() {
+            return name().toLowerCase(java.util.Locale.ROOT);
+        }
+
+        /** The choice whose store records {@code recorded}, as the option spells it; the recorded name itself if none does. */
+        public static String optionOf(String recorded) {
+            for (Tokens tokens : values()) {
+                if (tokens.issuer.recorded().equals(recorded)) {
+                    return tokens.option();
+                }
+            }
+            return recorded;
+        }
     }
 
     /** The {@code --tokens} value; picocli reports anything else as a usage error. */

@@ -1,10 +1,14 @@
 package dev.fenced.cli;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.fenced.FencedObserver;
 import dev.fenced.jdbc.FencedSchema;
 import dev.fenced.jdbc.FencedTable;
 import dev.fenced.jdbc.SchemaCheck;
+import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.settlement.Merchants;
 import dev.fenced.settlement.RefundSchema;
+import dev.fenced.settlement.RefundSummary;
 import java.sql.Connection;
 import java.util.ArrayList;
 import java.util.List;
@@ -16,7 +20,9 @@ import picocli.CommandLine.Option;
 @Command(name = "doctor", mixinStandardHelpOptions = true,
         description = {"Check that the database's tables are fit for fencing: the token counter and guard tables, and the",
                 "fenced table (the refund table, or --table): fence column BIGINT NOT NULL, a unique id, the state column.",
-                "Read-only. Exit codes: 0 fit, 1 a problem (one line each) or an unreachable database, 2 usage error."})
+                "With Redis (--redis-url or FENCED_REDIS_URL), also every merchant's tokens: issued by another issuer than",
+                "--tokens, or Redis's counter below the merchant's stored fences (see fenced tokens).",
+                "Read-only. Exit codes: 0 fit, 1 a problem (one line each) or an unreachable server, 2 usage error."})
 final class DoctorCommand implements Callable<Integer> {
     @Option(names = "--table", description = "a fenced table of your own instead of the refund table")
     String table;
@@ -52,8 +58,40 @@ final class DoctorCommand implements Callable<Integer> {
             }
             mine.forEach(System.out::println);
         }
-        return problems.isEmpty() ? 0 : FencedCli.RUNTIME_FAILURE;
+        // The tokens are read per merchant from the refund table: only once that table is fit, and only for it.
+        boolean tokensFit = !problems.isEmpty() || table != null || connections.redisUrl == null || connections.redisUrl.isBlank() || tokensFit(dbUrl);
+        return problems.isEmpty() && tokensFit ? 0 : FencedCli.RUNTIME_FAILURE;
     }
+
+    /** Every merchant's tokens against --tokens and the stored fences, a page of merchants at a time; one line per problem. */
+    private boolean tokensFit(String dbUrl) {
+        int troubled = 0;
+        int merchants = 0;
+        try (HikariDataSource db = Connections.readOnlyDatabase(dbUrl, 1); RedisLeaseStore leases = connections.leases(db, null, FencedObserver.NONE)) {
+            for (int offset = 0; ; offset += TOKEN_PAGE) {
+                List<RefundSummary> page = RefundSummary.page(db, offset, TOKEN_PAGE);
+                for (RefundSummary summary : page) {
+                    String resource = Merchants.resource(summary.merchant());
+                    String problem = TokensCommand.problem(leases.inspect(resource), leases.highestTokenInRedis(resource), summary.highestFence(),
+                            connections.tokens);
+                    if (problem != null) {
+                        System.out.println("tokens of " + summary.merchant() + ": " + problem);
+                        troubled++;
+                    }
+                }
+                merchants += page.size();
+                if (page.size() < TOKEN_PAGE) {
+                    break;
+                }
+            }
+        }
+        if (troubled == 0) {
+            System.out.println("tokens: ok (" + merchants + " merchants, --tokens " + connections.tokens.option() + ")");
+        }
+        return troubled == 0;
+    }
+
+    private static final int TOKEN_PAGE = 500;
 
     /** The --table options as a FencedTable; a name that is no SQL identifier is a usage error. */
     private FencedTable ownTable() {

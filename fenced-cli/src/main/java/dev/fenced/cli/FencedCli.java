@@ -1,5 +1,6 @@
 package dev.fenced.cli;
 
+import dev.fenced.TokenIssuerMismatchException;
 import java.io.PrintStream;
 import java.util.Arrays;
 import java.util.List;
@@ -23,19 +24,22 @@ import picocli.CommandLine.ScopeType;
 /**
  * The {@code fenced} command: the operator's commands, and those of any {@link CommandSet} on the
  * class path (the lab's demo, compare and chaos). Exit codes: 0 success, 1 runtime failure, 2 usage error; settle adds
- * 3 to 7 and 9 (stopped by a signal), reconcile 4 and 8, and a drain that outlasts its limit 10. Every mistake is one line on stderr; nothing it prints carries a
+ * 3 to 7, 9 (stopped by a signal) and 12 (a merchant without refunds), reconcile 4 and 8, a drain that outlasts its limit 10,
+ * and every command that takes a lease 11 when the merchant's tokens come from another issuer than {@code --tokens}. Every mistake is one line on stderr; nothing it prints carries a
  * secret from a URL it was given (see {@link Secrets}); libraries' log lines appear only with
  * {@code --verbose}.
  */
 @Command(name = "fenced", mixinStandardHelpOptions = true, version = "fenced " + FencedCli.VERSION,
         description = "Redis leases made safe by fencing every protected write in the database.",
         subcommands = {SeedCommand.class, GatewayCommand.class, SettleCommand.class, WorkerCommand.class, EnqueueCommand.class,
-                StatusCommand.class, ReconcileCommand.class, DoctorCommand.class, TimelineCommand.class})
+                StatusCommand.class, ReconcileCommand.class, DoctorCommand.class, TokensCommand.class, TimelineCommand.class})
 public final class FencedCli implements Runnable {
     /** This build's version, as {@code fenced --version} prints it. */
     public static final String VERSION = "0.1.0";
     public static final int RUNTIME_FAILURE = 1;
     public static final int USAGE = 2;
+    /** The merchant's tokens come from another issuer than {@code --tokens} names: nothing was taken. */
+    public static final int TOKEN_ISSUER_MISMATCH = 11;
     /** What picocli appends to a conversion error: "(java.lang.NumberFormatException: ...)", a stack-trace word for a user. */
     private static final Pattern JAVA_EXCEPTION = Pattern.compile("\\s*\\((?:java|javax|picocli)\\.[\\w.$]+(?:Exception|Error)[^)]*\\)");
 
@@ -91,6 +95,10 @@ public final class FencedCli implements Runnable {
             return USAGE;
         });
         cli.setExecutionExceptionHandler((e, commandLine, parsed) -> {
+            if (e instanceof TokenIssuerMismatchException mismatch) {
+                System.err.println(prefix(commandLine) + TokensCommand.describe(mismatch));
+                return TOKEN_ISSUER_MISMATCH;
+            }
             boolean usage = e instanceof UsageException || e instanceof IllegalArgumentException;
             System.err.println(prefix(commandLine) + describe(e));
             if (System.getenv("FENCED_DEBUG") != null) {

@@ -20,10 +20,14 @@ import javax.sql.DataSource;
  */
 final class StatusBoard {
 
-    /** One merchant's row. {@code holder} is the lease owner's label (before the '/'), or null when the lease is free. */
-    @JsonPropertyOrder({"merchant", "holder", "leaseMillisLeft", "counter", "pending", "sending", "sent", "failed", "highestFence"})
+    /**
+     * One merchant's row. {@code holder} is the lease owner's label (before the '/'), or null when the lease is free;
+     * {@code tokensProblem} what is wrong with its tokens as {@code --tokens} sees them ({@link TokensCommand#problem}), or null.
+     */
+    @JsonPropertyOrder({"merchant", "holder", "leaseMillisLeft", "counter", "pending", "sending", "sent", "failed", "highestFence",
+            "tokensProblem"})
     record Row(String merchant, String holder, long leaseMillisLeft, Long counter, long pending, long sending, long sent, long failed,
-               long highestFence) {
+               long highestFence, @JsonInclude(JsonInclude.Include.NON_NULL) String tokensProblem) {
     }
 
     /** A lease holder (a worker, by its label) and the merchants of the page it holds. */
@@ -41,13 +45,16 @@ final class StatusBoard {
                 @JsonInclude(JsonInclude.Include.NON_NULL) String jobsUnknown) {
     }
 
-    static Page read(DataSource db, RedisLeaseStore leases, int offset, int limit, JobQueueStatus jobs, String jobsUnknown) {
+    static Page read(DataSource db, RedisLeaseStore leases, Connections.Tokens tokens, int offset, int limit, JobQueueStatus jobs,
+                     String jobsUnknown) {
         int merchants = RefundSummary.merchantCount(db);
         List<Row> rows = RefundSummary.page(db, offset, limit).stream().map(summary -> {
-            LeaseSnapshot lease = leases.inspect(Merchants.resource(summary.merchant()));
+            String resource = Merchants.resource(summary.merchant());
+            LeaseSnapshot lease = leases.inspect(resource);
             String holder = lease.holder() == null ? null : label(lease.holder());
+            String tokensProblem = TokensCommand.problem(lease, leases.highestTokenInRedis(resource), summary.highestFence(), tokens);
             return new Row(summary.merchant(), holder, lease.timeLeft().toMillis(), lease.counter(), summary.count("pending"),
-                    summary.count("sending"), summary.count("sent"), summary.count("failed"), summary.highestFence());
+                    summary.count("sending"), summary.count("sent"), summary.count("failed"), summary.highestFence(), tokensProblem);
         }).toList();
         Map<String, List<String>> held = new TreeMap<>();
         rows.stream().filter(row -> row.holder() != null)
@@ -79,6 +86,8 @@ final class StatusBoard {
             out.append(String.format("merchants %d-%d of %d%s%n", page.offset() + 1, last, page.merchants(),
                     last < page.merchants() ? "; next page: --offset " + last : ""));
         }
+        page.rows().stream().filter(row -> row.tokensProblem() != null)
+                .forEach(row -> out.append(row.merchant()).append(": ").append(row.tokensProblem()).append('\n'));
         if (!page.holders().isEmpty()) {
             out.append("workers holding leases on this page: ").append(String.join(", ", page.holders().stream()
                     .map(h -> h.holder() + " (" + h.merchants().size() + ")").toList())).append('\n');

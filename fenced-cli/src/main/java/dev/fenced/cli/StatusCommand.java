@@ -70,8 +70,10 @@ final class StatusCommand implements Callable<Integer> {
         String dbUrl = Connections.require(connections.dbUrl, "--db-url", "FENCED_DB_URL");
         LeaseSnapshot lease;
         RefundSummary refunds;
+        long tokensInRedis;
         try (HikariDataSource db = Connections.readOnlyDatabase(dbUrl, 2); RedisLeaseStore leases = connections.leases(db, null, FencedObserver.NONE)) {
             lease = leases.inspect(resource);
+            tokensInRedis = leases.highestTokenInRedis(resource);
             refunds = RefundSummary.of(db, merchant);
         }
         Integer gatewayRefunds = null;
@@ -85,7 +87,8 @@ final class StatusCommand implements Callable<Integer> {
         JobStreamView jobs = jobStream();
         StatusReport report = new StatusReport(merchant, lease.holder(), lease.timeLeft().toMillis(), lease.counter(), refunds.rowsByState(),
                 refunds.highestFence(), refunds.totalAmount().toPlainString(), gatewayRefunds, gatewayDuplicates, jobs.status(),
-                jobs.unknown());
+                jobs.unknown(), lease.tokenIssuer() == null ? null : Connections.Tokens.optionOf(lease.tokenIssuer()),
+                TokensCommand.problem(lease, tokensInRedis, refunds.highestFence(), connections.tokens));
         if (json) {
             System.out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(report));
         } else {
@@ -131,7 +134,7 @@ final class StatusCommand implements Callable<Integer> {
         try (HikariDataSource db = Connections.readOnlyDatabase(dbUrl, 2); RedisLeaseStore leases = connections.leases(db, null, FencedObserver.NONE)) {
             for (int drawn = 1; ; drawn++) {
                 JobStreamView jobs = jobStream();
-                StatusBoard.Page page = StatusBoard.read(db, leases, offset, limit, jobs.status(), jobs.unknown());
+                StatusBoard.Page page = StatusBoard.read(db, leases, connections.tokens, offset, limit, jobs.status(), jobs.unknown());
                 if (json) {
                     System.out.println(mapper.writeValueAsString(page)); // one document per line, also when watching
                 } else {

@@ -16,15 +16,21 @@ import java.util.Map;
  * @param jobs the whole job stream (every merchant's jobs), or null without NATS
  * @param jobsUnknown why the job stream could not be shown when NATS was given (no such stream,
  *     NATS unreachable), or null
+ * @param tokens who issues the merchant's tokens, as recorded in Redis and spelled by {@code --tokens}, or null when
+ *     nothing is recorded yet
+ * @param tokensProblem what is wrong with the tokens as this deployment sees them (another issuer than {@code --tokens},
+ *     a counter below the stored fences), or null
  */
 @JsonPropertyOrder({"merchant", "leaseHolder", "leaseMillisLeft", "counter", "rowsByState", "highestFence", "totalAmount",
-        "gatewayRefunds", "gatewayDuplicates", "jobs", "jobsUnknown"})
+        "gatewayRefunds", "gatewayDuplicates", "jobs", "jobsUnknown", "tokens", "tokensProblem"})
 public record StatusReport(String merchant, String leaseHolder, long leaseMillisLeft, Long counter, Map<String, Long> rowsByState,
                            long highestFence, String totalAmount,
                            @JsonInclude(JsonInclude.Include.NON_NULL) Integer gatewayRefunds,
                            @JsonInclude(JsonInclude.Include.NON_NULL) Long gatewayDuplicates,
                            @JsonInclude(JsonInclude.Include.NON_NULL) JobQueueStatus jobs,
-                           @JsonInclude(JsonInclude.Include.NON_NULL) String jobsUnknown) {
+                           @JsonInclude(JsonInclude.Include.NON_NULL) String jobsUnknown,
+                           String tokens,
+                           @JsonInclude(JsonInclude.Include.NON_NULL) String tokensProblem) {
 
     /** The report as the text lines of {@code status}, in the JSON's order. */
     String text() {
@@ -46,6 +52,10 @@ public record StatusReport(String merchant, String leaseHolder, long leaseMillis
         }
         if (jobsUnknown != null) {
             line(out, "jobs (stream)", jobsUnknown);
+        }
+        line(out, "tokens", tokens == null ? "no issuer recorded yet" : tokens);
+        if (tokensProblem != null) {
+            line(out, "tokensProblem", tokensProblem);
         }
         return out.toString();
     }

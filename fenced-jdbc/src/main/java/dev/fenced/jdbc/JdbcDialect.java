@@ -39,6 +39,12 @@ public interface JdbcDialect {
     String nextValueQuery(String sequence);
 
     /**
+     * Raises {@code sequence} (a checked identifier) so that every later value is above
+     * {@code floor}, never lowering it under the callers that draw from it meanwhile.
+     */
+    void raiseSequenceAbove(Connection connection, String sequence, long floor) throws SQLException;
+
+    /**
      * An INSERT of one row into {@code table} ({@code columns}, a checked comma-separated list, and
      * {@code values} bound parameters) that inserts nothing, without an error, when the row's key
      * is already there: the update count says which happened.

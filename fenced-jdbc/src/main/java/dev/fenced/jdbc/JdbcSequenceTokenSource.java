@@ -54,6 +54,24 @@ public final class JdbcSequenceTokenSource implements TokenSource {
         return new JdbcSequenceTokenSource(dataSource, sequence);
     }
 
+    /**
+     * Raises the sequence so that every value it issues from now on is above {@code floor}; never
+     * lowers it. For switching a resource to this source (or, for epochs, making the next epoch's
+     * tokens start above a floor: pass {@code floor >>> 24}).
+     */
+    public void raiseAbove(long floor) {
+        if (floor < 0) {
+            throw new IllegalArgumentException("floor must not be negative, got " + floor);
+        }
+        JdbcDialect dialect = null;
+        try (Connection connection = dataSource.getConnection()) {
+            dialect = detected.of(connection);
+            dialect.raiseSequenceAbove(connection, sequence, floor);
+        } catch (SQLException e) {
+            throw SqlErrors.translate(dialect, "raising " + sequence + " above " + floor, e);
+        }
+    }
+
     @Override
     public long nextToken(String resource) {
         LeaseArguments.requireValidResource(resource);

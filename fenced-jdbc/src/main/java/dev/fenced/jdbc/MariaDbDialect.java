@@ -45,6 +45,15 @@ public final class MariaDbDialect implements JdbcDialect {
         return "SELECT NEXTVAL(" + sequence + ")";
     }
 
+    /** SETVAL ignores a value below the sequence's: it never lowers one that others drew from meanwhile. */
+    @Override
+    public void raiseSequenceAbove(Connection connection, String sequence, long floor) throws SQLException {
+        try (java.sql.PreparedStatement s = connection.prepareStatement("SELECT SETVAL(" + sequence + ", ?)")) {
+            s.setLong(1, floor);
+            s.executeQuery().close();
+        }
+    }
+
     /** INSERT IGNORE would also turn a truncation into a warning: callers check their values' lengths first. */
     @Override
     public String insertUnlessPresent(String table, String columns, int values) {

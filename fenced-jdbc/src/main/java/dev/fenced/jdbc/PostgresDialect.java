@@ -30,6 +30,25 @@ public final class PostgresDialect implements JdbcDialect {
         return "SELECT nextval('" + sequence + "')";
     }
 
+    /**
+     * PostgreSQL's setval lowers as readily as it raises, and a sequence cannot be locked against
+     * nextval: draw one value first, and only when it is below the floor set the sequence far
+     * above it ({@link #RAISE_HEADROOM}), so that values others drew between the two calls, which
+     * follow the one drawn here, stay below the new start.
+     */
+    @Override
+    public void raiseSequenceAbove(Connection connection, String sequence, long floor) throws SQLException {
+        try (java.sql.PreparedStatement s = connection.prepareStatement(
+                "SELECT CASE WHEN nextval('" + sequence + "') <= ? THEN setval('" + sequence + "', ?) ELSE 0 END")) {
+            s.setLong(1, floor);
+            s.setLong(2, Math.addExact(floor, RAISE_HEADROOM));
+            s.executeQuery().close();
+        }
+    }
+
+    /** How far above the floor a raised sequence starts: more values than anyone draws between two calls of one statement. */
+    static final long RAISE_HEADROOM = 1_000_000;
+
     @Override
     public String insertUnlessPresent(String table, String columns, int values) {
         return "INSERT INTO " + table + " (" + columns + ") VALUES (" + Sql.placeholders(values) + ") ON CONFLICT DO NOTHING";

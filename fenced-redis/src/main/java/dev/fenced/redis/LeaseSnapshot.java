@@ -9,6 +9,12 @@ import java.time.Duration;
  * @param holder the owner id of the live lease, or null when none is live
  * @param timeLeft the live lease's remaining TTL, zero when none is live
  * @param counter the fence counter, or null when it is missing
+ * @param tokenIssuer who issues the resource's tokens as Redis recorded it ({@link TokenIssuer#recorded()}),
+ *     or null when nothing is recorded (never acquired, acquired before issuers were recorded, or lost)
  */
-public record LeaseSnapshot(String resource, String holder, Duration timeLeft, Long counter) {
+public record LeaseSnapshot(String resource, String holder, Duration timeLeft, Long counter, String tokenIssuer) {
+    /** A snapshot with no issuer recorded. */
+    public LeaseSnapshot(String resource, String holder, Duration timeLeft, Long counter) {
+        this(resource, holder, timeLeft, counter, null);
+    }
 }

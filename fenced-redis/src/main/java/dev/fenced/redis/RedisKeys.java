@@ -5,7 +5,8 @@ import dev.fenced.LeaseArguments;
 /**
  * The Redis keys a {@link RedisLeaseStore} keeps for a resource: {@code [prefix]lock:{resource}}
  * holds the lease, {@code [prefix]fence:{resource}} the token counter, and, with token epochs,
- * {@code [prefix]fence-epoch:{resource}} the counter's epoch. {@link #DEFAULT} has no
+ * {@code [prefix]fence-epoch:{resource}} the counter's epoch, and {@code [prefix]fence-issuer:{resource}}
+ * who issues the resource's tokens (the store's own counter, epochs, or a durable source). {@link #DEFAULT} has no
  * prefix, which is the layout every store has always used.
  *
  * <p>Guarantees: every key of a resource carries the same hash tag, {@code {resource}}, so they are
@@ -26,12 +27,14 @@ public final class RedisKeys {
     private final String lockStart;
     private final String fenceStart;
     private final String epochStart;
+    private final String issuerStart;
 
     private RedisKeys(String prefix) {
         this.prefix = prefix;
         this.lockStart = prefix + "lock:{";
         this.fenceStart = prefix + "fence:{";
         this.epochStart = prefix + "fence-epoch:{";
+        this.issuerStart = prefix + "fence-issuer:{";
     }
 
     /**
@@ -76,6 +79,18 @@ public final class RedisKeys {
      */
     public String epochKey(String resource) {
         return epochStart + LeaseArguments.requireValidResource(resource) + "}";
+    }
+
+    /**
+     * The key that names who issues the resource's tokens ({@code redis}, {@code epochs} or
+     * {@code source}), written by the first acquisition and checked by every later one: tokens of
+     * different issuers do not order, so a store of another kind is refused. Never expiring, in the
+     * same slot as the others.
+     *
+     * @throws IllegalArgumentException for a resource name {@link LeaseArguments#requireValidResource} refuses
+     */
+    public String issuerKey(String resource) {
+        return issuerStart + LeaseArguments.requireValidResource(resource) + "}";
     }
 
     // Redis Cluster hashes only the part between the first '{' and the next '}', and a script may

@@ -10,6 +10,7 @@ import dev.fenced.LeaseStore;
 import dev.fenced.LogKeys;
 import dev.fenced.StoreAuthenticationException;
 import dev.fenced.StoreUnavailableException;
+import dev.fenced.TokenIssuerMismatchException;
 import dev.fenced.TokenSource;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
@@ -68,6 +69,7 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
     private final FenceFloor fenceFloor;
     private final TokenSource tokenSource;
     private final TokenSource tokenEpochs;
+    private final TokenIssuer issuer;
     private final String ownerLabel;
     private final long reseedMargin;
     private final FencedObserver observer;
@@ -78,6 +80,7 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
         this.fenceFloor = builder.fenceFloor;
         this.tokenSource = builder.tokenSource;
         this.tokenEpochs = builder.tokenEpochs;
+        this.issuer = builder.tokenSource != null ? TokenIssuer.SOURCE : builder.tokenEpochs != null ? TokenIssuer.EPOCHS : TokenIssuer.REDIS;
         this.ownerLabel = builder.ownerLabel;
         this.reseedMargin = builder.reseedMargin;
         this.observer = builder.observer;
@@ -152,6 +155,11 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
         return new Builder(null, null, Objects.requireNonNull(client, "client"), null);
     }
 
+    /** Who issues this store's tokens: what it records for a resource on its first grant, and checks on every later one. */
+    public TokenIssuer tokenIssuer() {
+        return issuer;
+    }
+
     /** The key layout this store reads and writes; {@link RedisKeys#DEFAULT} unless a prefix was set. */
     public RedisKeys keys() {
         return keys;
@@ -180,9 +188,9 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
 
     private Optional<Lease> acquireOnce(String resource, Duration ttl) {
         String ownerId = newOwnerId();
-        String[] resourceKeys = {keys.lockKey(resource), keys.fenceKey(resource)};
+        String[] resourceKeys = {keys.lockKey(resource), keys.fenceKey(resource), keys.issuerKey(resource)};
         if (tokenSource != null) {
-            return acquireWithTokenSource(resource, ttl, ownerId, resourceKeys[0]);
+            return acquireWithTokenSource(resource, ttl, ownerId, resourceKeys[0], resourceKeys[2]);
         }
         if (tokenEpochs != null) {
             return acquireInEpoch(resource, ttl, ownerId, resourceKeys);
@@ -211,6 +219,9 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
         if (reply == RedisScripts.HELD) {
             return Optional.empty();
         }
+        if (reply == RedisScripts.OTHER_ISSUER) {
+            throw otherIssuer(resource, calls.call(redis -> redis.get(resourceKeys[2])));
+        }
         if (reply == RedisScripts.COUNTER_LOST) {
             LOG.error("counter of {} is gone from Redis after this client saw token {}, and no fence floor is configured"
                     + " to reseed it from; refusing to issue a token that could repeat", resource, seen);
@@ -226,16 +237,19 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
      * for the server that asked; if the keys moved to another server meanwhile, Redis asks again.
      */
     private Optional<Lease> acquireInEpoch(String resource, Duration ttl, String ownerId, String[] resourceKeys) {
-        String[] epochKeys = {resourceKeys[0], resourceKeys[1], keys.epochKey(resource)};
+        String[] epochKeys = {resourceKeys[0], resourceKeys[1], keys.epochKey(resource), resourceKeys[2]};
         String newEpoch = "";
         String server = "";
         for (int attempt = 0; attempt < 3; attempt++) {
             List<Object> reply = calls.scriptList(RedisScripts.ACQUIRE_IN_EPOCH, epochKeys, ownerId, Long.toString(ttl.toMillis()),
-                    newEpoch, server);
+                    newEpoch, server, issuer.recorded());
             long counter = (Long) reply.get(0);
             long held = (Long) reply.get(1);
             if (counter == RedisScripts.HELD) {
                 return Optional.empty();
+            }
+            if (counter == RedisScripts.OTHER_ISSUER) {
+                throw otherIssuer(resource, (String) reply.get(2));
             }
             if (counter > 0) {
                 return Optional.of(new RedisLease(resource, (held << EPOCH_SHIFT) | counter, ownerId, resourceKeys[0], calls, observer));
@@ -262,8 +276,12 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
                 + " token epoch was drawn for them; a failover under way?", null);
     }
 
-    private Optional<Lease> acquireWithTokenSource(String resource, Duration ttl, String ownerId, String lockKey) {
-        long granted = calls.script(RedisScripts.ACQUIRE_LEASE_ONLY, new String[] {lockKey}, ownerId, Long.toString(ttl.toMillis()));
+    private Optional<Lease> acquireWithTokenSource(String resource, Duration ttl, String ownerId, String lockKey, String issuerKey) {
+        long granted = calls.script(RedisScripts.ACQUIRE_LEASE_ONLY, new String[] {lockKey, issuerKey}, ownerId, Long.toString(ttl.toMillis()),
+                issuer.recorded());
+        if (granted == RedisScripts.OTHER_ISSUER) {
+            throw otherIssuer(resource, calls.call(redis -> redis.get(issuerKey)));
+        }
         if (granted == 0) {
             return Optional.empty();
         }
@@ -276,6 +294,68 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
             throw e;
         }
         return Optional.of(new RedisLease(resource, token, ownerId, lockKey, calls, observer));
+    }
+
+    private TokenIssuerMismatchException otherIssuer(String resource, String recorded) {
+        TokenIssuerMismatchException refused = new TokenIssuerMismatchException(resource, String.valueOf(recorded), issuer.recorded());
+        try (MDC.MDCCloseable r = MDC.putCloseable(LogKeys.RESOURCE, resource)) {
+            LOG.error(refused.getMessage());
+        }
+        return refused;
+    }
+
+    /**
+     * Hands the resource's tokens over to this store's issuer, deliberately: refused while any
+     * lease on it is live (returns false), since a holder of the old issuer could otherwise go on
+     * beside one of the new. {@code highestIssued} must be at least every token the old issuer
+     * may have handed out (the highest stored fence, and what the old issuer's counter or sequence
+     * shows, plus a margin for tokens issued but never written): with Redis's own counter the
+     * counter is set to it, so the next token is above it; with epochs and a durable source, the
+     * caller must first have raised their sequence so that what they issue next is above it
+     * (an epoch {@code e} issues tokens from {@code e << 24}). Then no token of the new issuer is
+     * ever at or below a token of the old.
+     *
+     * @return true when the resource now records this store's issuer
+     */
+    public boolean switchTokenIssuer(String resource, long highestIssued) {
+        LeaseArguments.requireValidResource(resource);
+        if (highestIssued < 0) {
+            throw new IllegalArgumentException("highest token issued must not be negative, got " + highestIssued);
+        }
+        String counter = issuer == TokenIssuer.REDIS ? Long.toString(highestIssued) : "";
+        boolean switched = calls.script(RedisScripts.SWITCH_ISSUER, new String[] {keys.lockKey(resource), keys.fenceKey(resource),
+                keys.epochKey(resource), keys.issuerKey(resource)}, issuer.recorded(), counter) == 1;
+        if (switched) {
+            try (MDC.MDCCloseable r = MDC.putCloseable(LogKeys.RESOURCE, resource)) {
+                LOG.warn("tokens of {} now come from {}, above {}", resource, issuer.recorded(), highestIssued);
+            }
+        }
+        return switched;
+    }
+
+    /**
+     * The highest token the resource's recorded issuer may have handed out, as far as Redis can
+     * tell: the counter for Redis's own, {@code epoch << 24 | counter} for epochs, 0 for a durable
+     * source (its sequence knows, Redis does not) or when Redis holds nothing.
+     */
+    public long highestTokenInRedis(String resource) {
+        String counterKey = keys.fenceKey(resource);
+        String epochKey = keys.epochKey(resource);
+        String issuerKey = keys.issuerKey(resource);
+        return calls.call(redis -> {
+            String recorded = redis.get(issuerKey);
+            String counter = redis.get(counterKey);
+            String epoch = redis.get(epochKey);
+            long count = counter == null ? 0 : Long.parseLong(counter);
+            if (TokenIssuer.SOURCE.recorded().equals(recorded)) {
+                return 0L;
+            }
+            if (epoch != null) {
+                long inEpoch = Long.parseLong(epoch.substring(0, epoch.indexOf(':'))) << EPOCH_SHIFT;
+                return Math.max(inEpoch | Math.min(count, (1L << EPOCH_SHIFT) - 1), count);
+            }
+            return count;
+        });
     }
 
     @Override
@@ -342,16 +422,21 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
         return Math.max(before, floor);
     }
 
-    /** What Redis holds for a resource now, under this store's keys: the holder's owner id, its time left, the counter. */
+    /**
+     * What Redis holds for a resource now, under this store's keys: the holder's owner id, its time
+     * left, the counter, the issuer recorded for its tokens.
+     */
     public LeaseSnapshot inspect(String resource) {
         String lockKey = keys.lockKey(resource);
         String fenceKey = keys.fenceKey(resource);
+        String issuerKey = keys.issuerKey(resource);
         return calls.call(redis -> {
             String holder = redis.get(lockKey);
             long pttl = redis.pttl(lockKey);
             String counter = redis.get(fenceKey);
+            String recorded = redis.get(issuerKey);
             return new LeaseSnapshot(resource, holder, holder == null ? Duration.ZERO : Duration.ofMillis(Math.max(0, pttl)),
-                    counter == null ? null : Long.valueOf(counter));
+                    counter == null ? null : Long.valueOf(counter), recorded);
         });
     }
 
@@ -367,7 +452,8 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
         String lockKey = keys.lockKey(resource);
         String fenceKey = keys.fenceKey(resource);
         String epochKey = keys.epochKey(resource);
-        return calls.call(redis -> redis.del(lockKey, fenceKey, epochKey)) > 0;
+        String issuerKey = keys.issuerKey(resource);
+        return calls.call(redis -> redis.del(lockKey, fenceKey, epochKey, issuerKey)) > 0;
     }
 
     private String newOwnerId() {
@@ -378,7 +464,7 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
     /** The token, or one of {@link RedisScripts#HELD}, {@code COUNTER_LOST}, {@code NEED_FLOOR}. */
     private long acquire(String[] resourceKeys, String ownerId, Duration ttl, String floor, String hasFloor, long seen) {
         return calls.script(RedisScripts.ACQUIRE, resourceKeys, ownerId, Long.toString(ttl.toMillis()), floor, hasFloor,
-                Long.toString(seen));
+                Long.toString(seen), issuer.recorded());
     }
 
     /** Closes the store's own connection; a connection the caller passed in stays open. */

@@ -9,6 +9,8 @@ final class RedisScripts {
     static final long HELD = 0;
     static final long COUNTER_LOST = -1;
     static final long NEED_FLOOR = -2;
+    /** The resource's tokens come from another issuer (see {@link RedisKeys#issuerKey}); nothing was taken. */
+    static final long OTHER_ISSUER = -3;
 
     private RedisScripts() {
     }
@@ -25,17 +27,29 @@ final class RedisScripts {
      * client has already seen, the script raises it to the floor it was given; without a floor
      * it asks for one (-2) or reports the loss (-1), and takes no lease.
      *
+     * <p>Tokens of different issuers do not order (a counter at 2 beside fences of epoch tokens in
+     * the millions), so the first grant records the issuer and every later one checks it (-3, no
+     * lease taken).
+     *
      * <pre>
      * KEYS[1] lock key         ARGV[1] owner id      ARGV[2] ttl in ms
      * KEYS[2] fence key        ARGV[3] floor or ''   ARGV[4] '1' if the caller has a floor source
-     *                          ARGV[5] highest token this caller has seen for the resource
-     * returns the token (from 1) granted | 0 held | -1 counter lost | -2 need a floor; one integer,
-     * which the client reads without decoding a list
+     * KEYS[3] issuer key       ARGV[5] highest token this caller has seen for the resource
+     *                          ARGV[6] this store's issuer, 'redis'
+     * returns the token (from 1) granted | 0 held | -1 counter lost | -2 need a floor | -3 another
+     * issuer; one integer, which the client reads without decoding a list
      * </pre>
      */
     static final String ACQUIRE = """
+            local issuer = redis.call('GET', KEYS[3])
+            if issuer and issuer ~= ARGV[6] then
+              return -3
+            end
             if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
               return 0
+            end
+            if not issuer then
+              redis.call('SET', KEYS[3], ARGV[6])
             end
             local token = redis.call('INCR', KEYS[2])
             local seen = tonumber(ARGV[5])
@@ -82,14 +96,22 @@ final class RedisScripts {
      * later replicate a script's effects, not the script) and answers from memory; it is read on
      * every call because a failover gives no other sign inside Redis.
      *
+     * <p>The issuer is checked first, as in {@link #ACQUIRE}.
+     *
      * <pre>
      * KEYS[1] lock key       ARGV[1] owner id      ARGV[2] ttl in ms
      * KEYS[2] counter key    ARGV[3] a new epoch from the durable source, or ''
      * KEYS[3] epoch key      ARGV[4] the server ARGV[3] was drawn for, as the last refusal named it
+     * KEYS[4] issuer key     ARGV[5] this store's issuer, 'epochs'
      * returns {counter, epoch, ''} granted | {0, 0, ''} held | {-1, epoch held or 0, server} draw a new epoch
+     *     | {-3, 0, recorded issuer} another issuer
      * </pre>
      */
     static final String ACQUIRE_IN_EPOCH = """
+            local issuer = redis.call('GET', KEYS[4])
+            if issuer and issuer ~= ARGV[5] then
+              return {-3, 0, issuer}
+            end
             local info = redis.pcall('INFO', 'server', 'replication')
             if type(info) ~= 'string' then
               -- Redis before 7 reads one section at a time.
@@ -120,6 +142,9 @@ final class RedisScripts {
               redis.call('DEL', KEYS[1])
               return {-1, tonumber(epoch), server}
             end
+            if not issuer then
+              redis.call('SET', KEYS[4], ARGV[5])
+            end
             return {counter, tonumber(epoch), ''}
             """;
 
@@ -148,12 +173,55 @@ final class RedisScripts {
             return tonumber(counter)
             """;
 
-    /** SET NX PX alone, for when tokens come from a durable {@code TokenSource}. */
+    /**
+     * SET NX PX alone, for when tokens come from a durable {@code TokenSource}; the issuer is
+     * checked as in {@link #ACQUIRE}.
+     *
+     * <pre>
+     * KEYS[1] lock key     ARGV[1] owner id   ARGV[2] ttl in ms
+     * KEYS[2] issuer key   ARGV[3] this store's issuer, 'source'
+     * returns 1 granted | 0 held | -3 another issuer
+     * </pre>
+     */
     static final String ACQUIRE_LEASE_ONLY = """
-            if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-              return 1
+            local issuer = redis.call('GET', KEYS[2])
+            if issuer and issuer ~= ARGV[3] then
+              return -3
             end
-            return 0
+            if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+              return 0
+            end
+            if not issuer then
+              redis.call('SET', KEYS[2], ARGV[3])
+            end
+            return 1
+            """;
+
+    /**
+     * Hands a resource's tokens to another issuer, only while no lease is live (a holder of the
+     * old issuer could otherwise go on next to one of the new): records the issuer and leaves the
+     * counter where the new issuer starts, ARGV[2] for Redis's own counter (the next INCR is above
+     * every token issued before), or no counter and no epoch for epochs (the next acquisition draws
+     * an epoch) and a durable source (which needs none).
+     *
+     * <pre>
+     * KEYS[1] lock key   KEYS[2] counter key   KEYS[3] epoch key   KEYS[4] issuer key
+     * ARGV[1] the new issuer   ARGV[2] the counter to set, or ''
+     * returns 1 switched | 0 a lease is live
+     * </pre>
+     */
+    static final String SWITCH_ISSUER = """
+            if redis.call('EXISTS', KEYS[1]) == 1 then
+              return 0
+            end
+            redis.call('SET', KEYS[4], ARGV[1])
+            redis.call('DEL', KEYS[3])
+            if ARGV[2] ~= '' then
+              redis.call('SET', KEYS[2], ARGV[2])
+            else
+              redis.call('DEL', KEYS[2])
+            end
+            return 1
             """;
 
     /** Compare-and-delete: a stale holder's release must not delete the next holder's lease. */
