@@ -1,7 +1,9 @@
 package dev.fenced.cli;
 
+import com.zaxxer.hikari.HikariDataSource;
 import dev.fenced.fleet.SettlementJobs;
 import dev.fenced.settlement.Merchants;
+import dev.fenced.settlement.RefundSummary;
 import io.nats.client.Connection;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -10,7 +12,8 @@ import picocli.CommandLine.Option;
 
 @Command(name = "enqueue", mixinStandardHelpOptions = true,
         description = {"Publish the settlement job of a merchant to the fleet's JetStream stream. The same job enqueued",
-                "twice within the de-duplication window (2 minutes) is one job."})
+                "twice within the de-duplication window (2 minutes) is one job. With a database (--db-url or FENCED_DB_URL), a",
+                "merchant without refunds is refused before anything is published (exit 12); a worker dead-letters such a job."})
 final class EnqueueCommand implements Callable<Integer> {
     @Option(names = "--merchant", required = true, description = "merchant id, e.g. m_4471")
     String merchant;
@@ -21,11 +24,24 @@ final class EnqueueCommand implements Callable<Integer> {
     @Mixin
     NatsOptions nats;
 
+    @Option(names = "--db-url", paramLabel = "JDBC_URL", defaultValue = "${env:FENCED_DB_URL}",
+            description = "the database, to refuse a merchant without refunds before publishing (env FENCED_DB_URL)")
+    String dbUrl;
+
     @Override
     public Integer call() throws InterruptedException {
         Merchants.requireValid(merchant);
         SettlementJobs.requireValidBatchId(batch);
         nats.checkUrl();
+        if (dbUrl != null && !dbUrl.isBlank()) {
+            try (HikariDataSource db = Connections.readOnlyDatabase(dbUrl, 1)) {
+                if (!RefundSummary.exists(db, merchant)) {
+                    System.err.println("fenced enqueue: merchant " + merchant + " has no refunds at all (a mistyped id? 'fenced status --all'"
+                            + " lists the merchants); nothing enqueued");
+                    return SettleCommand.NO_REFUNDS;
+                }
+            }
+        }
         try (Connection broker = nats.connect("fenced-enqueue")) {
             System.out.println(describe(SettlementJobs.on(broker, nats.streamBuilder().build()).enqueue(merchant, batch)));
         }

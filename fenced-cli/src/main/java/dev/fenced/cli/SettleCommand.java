@@ -19,7 +19,9 @@ import picocli.CommandLine.Option;
                 "Exit codes: 0 finished the batch, 3 abandoned it on a fence violation, 4 the lease was held by someone else,",
                 "5 the lease was lost mid-batch, 6 the gateway was unavailable (refunds left pending or sending for the next run),",
                 "7 finished, but the gateway refused some refunds (marked failed; see reconcile), 9 stopped by SIGTERM or SIGINT",
-                "(what was in flight finished, the rest left for the next run), 1 runtime failure, 2 usage error."})
+                "(what was in flight finished, the rest left for the next run), 11 the merchant's tokens come from another issuer",
+                "than --tokens (see fenced tokens), 12 the merchant has no refunds at all (a mistyped id?), 1 runtime failure,",
+                "2 usage error."})
 public class SettleCommand implements Callable<Integer> {
     public static final int FENCE_VIOLATION = 3;
     public static final int LEASE_BUSY = 4;
@@ -27,6 +29,7 @@ public class SettleCommand implements Callable<Integer> {
     public static final int GATEWAY_UNAVAILABLE = 6;
     public static final int REJECTED = 7;
     public static final int STOPPED = 9;
+    public static final int NO_REFUNDS = 12;
 
     @Option(names = "--merchant", required = true, description = "merchant id, e.g. m_4471")
     String merchant;
@@ -79,7 +82,7 @@ public class SettleCommand implements Callable<Integer> {
                 progress = shown;
                 outcome = worker.settle(merchant, drain::requested);
             }
-            report(outcome);
+            report(outcome, before);
             return switch (outcome.result()) {
                 case COMPLETED -> 0;
                 case REJECTED -> REJECTED;
@@ -88,6 +91,7 @@ public class SettleCommand implements Callable<Integer> {
                 case LEASE_BUSY -> LEASE_BUSY;
                 case LEASE_LOST -> LEASE_LOST;
                 case STOPPED -> STOPPED;
+                case NO_REFUNDS -> NO_REFUNDS;
                 case FAILED -> FencedCli.RUNTIME_FAILURE;
             };
         }
@@ -116,9 +120,21 @@ public class SettleCommand implements Callable<Integer> {
         }
     }
 
-    private void report(SettlementOutcome outcome) {
+    private void report(SettlementOutcome outcome, RefundSummary before) {
         if (events) {
             EventLines.result(outcome, name);
+            return;
+        }
+        if (outcome.result() == SettlementOutcome.Result.NO_REFUNDS) {
+            System.err.println("fenced settle: merchant " + merchant + " has no refunds at all (a mistyped id? 'fenced status --all' lists"
+                    + " the merchants); nothing settled, no lease taken");
+            return;
+        }
+        long already = before.count("sent") + before.count("failed");
+        if (outcome.result() == SettlementOutcome.Result.COMPLETED && already > 0 && already == before.rowsByState().values().stream()
+                .mapToLong(Long::longValue).sum()) {
+            System.out.println("settle " + merchant + ": COMPLETED, nothing to settle: all " + already + " refunds were already finished"
+                    + " (token " + outcome.token() + ")");
             return;
         }
         System.out.println("settle " + merchant + ": " + outcome.result() + ", token " + outcome.token() + ", " + outcome.sent()

@@ -81,6 +81,8 @@ final class JobAnswers {
                     retry(message, merchant, sequence, delivery, retryDelay.multipliedBy(factor), result);
                 }
             }
+            // No delivery will find rows that are not there: a mistyped merchant is a dead letter at once, never acked as done.
+            case NO_REFUNDS -> deadLetter(message, merchant, sequence, delivery, "no refunds for merchant " + merchant);
             case STOPPED -> handBack(message, merchant, sequence, delivery, result);
             case FENCE_VIOLATION, LEASE_LOST -> {
                 left.incrementAndGet();

@@ -190,6 +190,31 @@ class FleetWorkerTest {
     }
 
     /**
+     * A job for a merchant with no refunds (a mistyped id) goes to the dead letters on its first
+     * delivery, with the reason, and takes no lease; the control, a seeded merchant on the same
+     * stream, is settled and acked.
+     */
+    @Test
+    void aJobForAMerchantWithoutRefundsIsDeadLetteredAtOnceNeverAcked() throws Exception {
+        JobStream stream = freshStream(Duration.ofSeconds(5), 3);
+        SettlementJobs jobs = SettlementJobs.on(nats, stream);
+        String merchant = seeded(2);
+        String typo = merchant.replace("_", "");
+        jobs.enqueue(typo);
+        jobs.enqueue(merchant);
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build())) {
+            List<JobEvent> events = new CopyOnWriteArrayList<>();
+            runUntil(fleet(stream, gateway.url(), 1, events).build(), events, e -> e.type() == JobEvent.Type.ACKED && e.merchant().equals(merchant));
+            assertThat(events).filteredOn(e -> e.merchant().equals(typo)).extracting(JobEvent::type)
+                    .contains(JobEvent.Type.DEAD_LETTERED).doesNotContain(JobEvent.Type.ACKED, JobEvent.Type.RETRY);
+            assertThat(events).filteredOn(e -> e.type() == JobEvent.Type.DEAD_LETTERED).extracting(JobEvent::detail)
+                    .containsExactly("no refunds for merchant " + typo);
+            assertThat(leases.inspect(Merchants.resource(typo)).counter()).as("no key made for the typo").isNull();
+            assertThat(jobs.status().deadLetters()).isEqualTo(1);
+        }
+    }
+
+    /**
      * A job whose merchant another holder keeps busy is delivered more often than maxDeliver (2),
      * so JetStream's count alone would dead-letter it; those deliveries are excused, and the job
      * settles once the lease is free.

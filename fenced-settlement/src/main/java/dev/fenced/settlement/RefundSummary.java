@@ -45,6 +45,20 @@ public record RefundSummary(String merchant, Map<String, Long> rowsByState, long
         return new RefundSummary(merchant, byState, highestFence, total);
     }
 
+    /** Whether the merchant has any refund row at all, in any state: a mistyped merchant id has none. */
+    public static boolean exists(DataSource dataSource, String merchant) {
+        Merchants.requireValid(merchant);
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement s = c.prepareStatement("SELECT 1 FROM refund WHERE merchant = ? LIMIT 1")) {
+            s.setString(1, merchant);
+            try (ResultSet rs = s.executeQuery()) {
+                return rs.next();
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException("could not read the refunds of " + merchant + ": " + e.getMessage(), e);
+        }
+    }
+
     /**
      * One page of every merchant's summary, in merchant order: {@code limit} merchants from
      * {@code offset}. Two statements (the page's merchants, then their rows grouped); a merchant

@@ -44,6 +44,11 @@ public record SettlementOutcome(Result result, String merchant, long token, int 
         LEASE_LOST,
         /** Asked to stop (a draining process): what was in flight finished, the rest is left pending or sending for the next run. */
         STOPPED,
+        /**
+         * The merchant has no refund rows at all (a mistyped id?): found before any lease was taken
+         * or any key written. A merchant whose rows are all settled is {@link #COMPLETED}.
+         */
+        NO_REFUNDS,
         /** An unexpected error (database or Redis unreachable) stopped the run. */
         FAILED
     }

@@ -132,6 +132,9 @@ public final class SettlementWorker {
     public SettlementOutcome settle(String merchant, BooleanSupplier stopRequested) {
         Objects.requireNonNull(stopRequested, "stopRequested");
         String resource = Merchants.resource(merchant);
+        if (!RefundSummary.exists(dataSource, merchant)) {
+            return new SettlementOutcome(Result.NO_REFUNDS, merchant, 0, 0, 0, 0, 0, 0, null, "no refunds for merchant " + merchant, false);
+        }
         long asked = clock.millis();
         Optional<Lease> acquired = leases.tryAcquire(resource, ttl);
         if (acquired.isEmpty()) {
