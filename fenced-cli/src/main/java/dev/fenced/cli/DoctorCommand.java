@@ -34,12 +34,12 @@ final class DoctorCommand implements Callable<Integer> {
     String scopeColumn;
 
     @Mixin
-    Connections connections;
+    DatabaseOptions databaseOptions;
 
     @Override
     public Integer call() throws Exception {
         FencedTable fenced = table == null ? RefundSchema.table() : ownTable();
-        String dbUrl = Connections.require(connections.dbUrl, "--db-url", "FENCED_DB_URL");
+        String dbUrl = Connections.require(databaseOptions.dbUrl, "--db-url", "FENCED_DB_URL");
         List<SchemaCheck.Problem> problems = new ArrayList<>();
         try (HikariDataSource db = Connections.readOnlyDatabase(dbUrl, 1); Connection connection = db.getConnection()) {
             problems.addAll(SchemaCheck.checkLibraryTables(connection));

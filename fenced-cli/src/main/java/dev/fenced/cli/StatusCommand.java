@@ -52,6 +52,12 @@ final class StatusCommand implements Callable<Integer> {
     Connections connections;
 
     @Mixin
+    DatabaseOptions databaseOptions;
+
+    @Mixin
+    GatewayOptions gatewayOptions;
+
+    @Mixin
     NatsOptions nats;
 
     @Override
@@ -67,7 +73,7 @@ final class StatusCommand implements Callable<Integer> {
         }
         String resource = Merchants.resource(merchant);
         Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL"); // before anything connects
-        String dbUrl = Connections.require(connections.dbUrl, "--db-url", "FENCED_DB_URL");
+        String dbUrl = Connections.require(databaseOptions.dbUrl, "--db-url", "FENCED_DB_URL");
         LeaseSnapshot lease;
         RefundSummary refunds;
         try (HikariDataSource db = Connections.readOnlyDatabase(dbUrl, 2); RedisLeaseStore leases = connections.leases(db, null, FencedObserver.NONE)) {
@@ -76,8 +82,8 @@ final class StatusCommand implements Callable<Integer> {
         }
         Integer gatewayRefunds = null;
         Long gatewayDuplicates = null;
-        if (connections.gatewayUrl != null && !connections.gatewayUrl.isBlank()) {
-            List<GatewayRefund> ledger = Connections.gateway(connections.gatewayUrl).ledger().stream()
+        if (gatewayOptions.gatewayUrl != null && !gatewayOptions.gatewayUrl.isBlank()) {
+            List<GatewayRefund> ledger = Connections.gateway(gatewayOptions.gatewayUrl).ledger().stream()
                     .filter(r -> r.merchant().equals(merchant)).toList();
             gatewayRefunds = ledger.size();
             gatewayDuplicates = ledger.size() - ledger.stream().map(GatewayRefund::reference).distinct().count();
@@ -124,7 +130,7 @@ final class StatusCommand implements Callable<Integer> {
             throw new UsageException("--watch must be at least 100ms, got " + watch);
         }
         Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL"); // before anything connects
-        String dbUrl = Connections.require(connections.dbUrl, "--db-url", "FENCED_DB_URL");
+        String dbUrl = Connections.require(databaseOptions.dbUrl, "--db-url", "FENCED_DB_URL");
         nats.checkUrl();
         boolean terminal = System.console() != null && !json;
         ObjectMapper mapper = new ObjectMapper();
