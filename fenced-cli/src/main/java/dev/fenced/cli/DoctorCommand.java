@@ -42,6 +42,9 @@ final class DoctorCommand implements Callable<Integer> {
         String dbUrl = Connections.require(databaseOptions.dbUrl, "--db-url", "FENCED_DB_URL");
         List<SchemaCheck.Problem> problems = new ArrayList<>();
         try (HikariDataSource db = Connections.readOnlyDatabase(dbUrl, 1); Connection connection = db.getConnection()) {
+            if (table == null) {
+                MigrateCommand.requireSchema(connection);
+            }
             problems.addAll(SchemaCheck.checkLibraryTables(connection));
             problems.addAll(SchemaCheck.check(connection, fenced));
         }

@@ -65,6 +65,7 @@ final class ReconcileCommand implements Callable<Integer> {
         Report report;
         try (HikariDataSource db = repair ? Connections.database(dbUrl, 2) : Connections.readOnlyDatabase(dbUrl, 2);
              ShownProgress shown = new ShownProgress()) {
+            MigrateCommand.requireSchema(db);
             Reconciliation reconciliation = Reconciliation.of(db, Connections.gateway(gatewayUrl)).reportingTo(shown);
             if (!repair) {
                 report = reconciliation.check(merchant);

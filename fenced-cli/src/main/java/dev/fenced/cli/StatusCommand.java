@@ -77,6 +77,7 @@ final class StatusCommand implements Callable<Integer> {
         LeaseSnapshot lease;
         RefundSummary refunds;
         try (HikariDataSource db = Connections.readOnlyDatabase(dbUrl, 2); RedisLeaseStore leases = connections.leases(db, null, FencedObserver.NONE)) {
+            MigrateCommand.requireSchema(db);
             lease = leases.inspect(resource);
             refunds = RefundSummary.of(db, merchant);
         }
@@ -135,6 +136,7 @@ final class StatusCommand implements Callable<Integer> {
         boolean terminal = System.console() != null && !json;
         ObjectMapper mapper = new ObjectMapper();
         try (HikariDataSource db = Connections.readOnlyDatabase(dbUrl, 2); RedisLeaseStore leases = connections.leases(db, null, FencedObserver.NONE)) {
+            MigrateCommand.requireSchema(db);
             for (int drawn = 1; ; drawn++) {
                 JobStreamView jobs = jobStream();
                 StatusBoard.Page page = StatusBoard.read(db, leases, offset, limit, jobs.status(), jobs.unknown());

@@ -36,6 +36,7 @@ public class UsageOptionsTest {
             "status", union(REDIS, DATABASE, GATEWAY, NATS),
             "reconcile", union(REDIS, DATABASE, GATEWAY),
             "doctor", DATABASE,
+            "migrate", DATABASE,
             "timeline", Set.of());
 
     @Test
