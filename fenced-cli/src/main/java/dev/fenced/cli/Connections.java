@@ -18,19 +18,15 @@ import java.nio.file.Path;
 import java.time.Duration;
 import picocli.CommandLine.Option;
 
-/** The connection options every command shares, each with an environment variable as fallback. */
+/**
+ * The Redis options of the commands that use leases ({@code --redis-url}, TLS, {@code --tokens}), each
+ * with an environment variable as fallback, and the connection helpers every command shares. The
+ * database and gateway options are {@link DatabaseOptions} and {@link GatewayOptions}.
+ */
 public final class Connections {
     @Option(names = "--redis-url", paramLabel = "URL", defaultValue = "${env:FENCED_REDIS_URL}",
             description = "Redis, redis://[user:password@]host:port or rediss://... (env FENCED_REDIS_URL)")
     public String redisUrl;
-
-    @Option(names = "--db-url", paramLabel = "JDBC_URL", defaultValue = "${env:FENCED_DB_URL}",
-            description = "the database, jdbc:postgresql://... or jdbc:mariadb://... (env FENCED_DB_URL)")
-    public String dbUrl;
-
-    @Option(names = "--gateway-url", paramLabel = "URL", defaultValue = "${env:FENCED_GATEWAY_URL}",
-            description = "the payment gateway, http://host:port (env FENCED_GATEWAY_URL)")
-    public String gatewayUrl;
 
     @Option(names = "--redis-tls-ca", paramLabel = "PEM", defaultValue = "${env:FENCED_REDIS_TLS_CA}",
             description = "for rediss://: the certificates to trust instead of the JVM's (env FENCED_REDIS_TLS_CA)")

@@ -40,14 +40,21 @@ final class DoctorCommand implements Callable<Integer> {
     String scopeColumn;
 
     @Mixin
+    DatabaseOptions databaseOptions;
+
+    /** Optional: with Redis, every merchant's token issuer is checked too. */
+    @Mixin
     Connections connections;
 
     @Override
     public Integer call() throws Exception {
         FencedTable fenced = table == null ? RefundSchema.table() : ownTable();
-        String dbUrl = Connections.require(connections.dbUrl, "--db-url", "FENCED_DB_URL");
+        String dbUrl = Connections.require(databaseOptions.dbUrl, "--db-url", "FENCED_DB_URL");
         List<SchemaCheck.Problem> problems = new ArrayList<>();
         try (HikariDataSource db = Connections.readOnlyDatabase(dbUrl, 1); Connection connection = db.getConnection()) {
+            if (table == null) {
+                MigrateCommand.requireSchema(connection);
+            }
             problems.addAll(SchemaCheck.checkLibraryTables(connection));
             problems.addAll(SchemaCheck.check(connection, fenced));
         }

@@ -24,15 +24,16 @@ final class EnqueueCommand implements Callable<Integer> {
     @Mixin
     NatsOptions nats;
 
-    @Option(names = "--db-url", paramLabel = "JDBC_URL", defaultValue = "${env:FENCED_DB_URL}",
-            description = "the database, to refuse a merchant without refunds before publishing (env FENCED_DB_URL)")
-    String dbUrl;
+    /** Optional: with it, a merchant without refunds is refused before anything is published. */
+    @Mixin
+    DatabaseOptions databaseOptions;
 
     @Override
     public Integer call() throws InterruptedException {
         Merchants.requireValid(merchant);
         SettlementJobs.requireValidBatchId(batch);
         nats.checkUrl();
+        String dbUrl = databaseOptions.dbUrl;
         if (dbUrl != null && !dbUrl.isBlank()) {
             try (HikariDataSource db = Connections.readOnlyDatabase(dbUrl, 1)) {
                 if (!RefundSummary.exists(db, merchant)) {

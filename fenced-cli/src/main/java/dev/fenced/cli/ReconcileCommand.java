@@ -42,6 +42,12 @@ final class ReconcileCommand implements Callable<Integer> {
     Connections connections;
 
     @Mixin
+    DatabaseOptions databaseOptions;
+
+    @Mixin
+    GatewayOptions gatewayOptions;
+
+    @Mixin
     ProgressOptions progressOptions;
 
     @Override
@@ -51,14 +57,15 @@ final class ReconcileCommand implements Callable<Integer> {
         if (retryFailed && !repair) {
             throw new UsageException("--retry-failed goes with --repair");
         }
-        String dbUrl = Connections.require(connections.dbUrl, "--db-url", "FENCED_DB_URL");
-        String gatewayUrl = Connections.require(connections.gatewayUrl, "--gateway-url", "FENCED_GATEWAY_URL");
+        String dbUrl = Connections.require(databaseOptions.dbUrl, "--db-url", "FENCED_DB_URL");
+        String gatewayUrl = Connections.require(gatewayOptions.gatewayUrl, "--gateway-url", "FENCED_GATEWAY_URL");
         if (repair) {
             Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL"); // before anything connects
         }
         Report report;
         try (HikariDataSource db = repair ? Connections.database(dbUrl, 2) : Connections.readOnlyDatabase(dbUrl, 2);
              ShownProgress shown = new ShownProgress()) {
+            MigrateCommand.requireSchema(db);
             Reconciliation reconciliation = Reconciliation.of(db, Connections.gateway(gatewayUrl)).reportingTo(shown);
             if (!repair) {
                 report = reconciliation.check(merchant);

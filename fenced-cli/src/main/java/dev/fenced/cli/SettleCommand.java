@@ -56,6 +56,12 @@ public class SettleCommand implements Callable<Integer> {
     Connections connections;
 
     @Mixin
+    DatabaseOptions databaseOptions;
+
+    @Mixin
+    GatewayOptions gatewayOptions;
+
+    @Mixin
     protected JournalOptions journal;
 
     @Override
@@ -64,8 +70,8 @@ public class SettleCommand implements Callable<Integer> {
         Connections.requireUsableTtl(ttl);
         Connections.requireConcurrency(concurrency);
         Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL"); // before anything connects
-        String dbUrl = Connections.require(connections.dbUrl, "--db-url", "FENCED_DB_URL");
-        String gatewayUrl = Connections.require(connections.gatewayUrl, "--gateway-url", "FENCED_GATEWAY_URL");
+        String dbUrl = Connections.require(databaseOptions.dbUrl, "--db-url", "FENCED_DB_URL");
+        String gatewayUrl = Connections.require(gatewayOptions.gatewayUrl, "--gateway-url", "FENCED_GATEWAY_URL");
         try (HikariDataSource db = Connections.database(dbUrl, concurrency + 2);
              HikariDataSource journalDb = journal.open(2);
              RedisLeaseStore leases = connections.leases(db, "worker-" + name.replaceAll("[^A-Za-z0-9_-]", "_"), FencedObserver.NONE)) {

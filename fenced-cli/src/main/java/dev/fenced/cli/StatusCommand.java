@@ -52,6 +52,12 @@ final class StatusCommand implements Callable<Integer> {
     Connections connections;
 
     @Mixin
+    DatabaseOptions databaseOptions;
+
+    @Mixin
+    GatewayOptions gatewayOptions;
+
+    @Mixin
     NatsOptions nats;
 
     @Override
@@ -67,19 +73,20 @@ final class StatusCommand implements Callable<Integer> {
         }
         String resource = Merchants.resource(merchant);
         Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL"); // before anything connects
-        String dbUrl = Connections.require(connections.dbUrl, "--db-url", "FENCED_DB_URL");
+        String dbUrl = Connections.require(databaseOptions.dbUrl, "--db-url", "FENCED_DB_URL");
         LeaseSnapshot lease;
         RefundSummary refunds;
         long tokensInRedis;
         try (HikariDataSource db = Connections.readOnlyDatabase(dbUrl, 2); RedisLeaseStore leases = connections.leases(db, null, FencedObserver.NONE)) {
+            MigrateCommand.requireSchema(db);
             lease = leases.inspect(resource);
             tokensInRedis = leases.highestTokenInRedis(resource);
             refunds = RefundSummary.of(db, merchant);
         }
         Integer gatewayRefunds = null;
         Long gatewayDuplicates = null;
-        if (connections.gatewayUrl != null && !connections.gatewayUrl.isBlank()) {
-            List<GatewayRefund> ledger = Connections.gateway(connections.gatewayUrl).ledger().stream()
+        if (gatewayOptions.gatewayUrl != null && !gatewayOptions.gatewayUrl.isBlank()) {
+            List<GatewayRefund> ledger = Connections.gateway(gatewayOptions.gatewayUrl).ledger().stream()
                     .filter(r -> r.merchant().equals(merchant)).toList();
             gatewayRefunds = ledger.size();
             gatewayDuplicates = ledger.size() - ledger.stream().map(GatewayRefund::reference).distinct().count();
@@ -127,11 +134,12 @@ final class StatusCommand implements Callable<Integer> {
             throw new UsageException("--watch must be at least 100ms, got " + watch);
         }
         Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL"); // before anything connects
-        String dbUrl = Connections.require(connections.dbUrl, "--db-url", "FENCED_DB_URL");
+        String dbUrl = Connections.require(databaseOptions.dbUrl, "--db-url", "FENCED_DB_URL");
         nats.checkUrl();
         boolean terminal = System.console() != null && !json;
         ObjectMapper mapper = new ObjectMapper();
         try (HikariDataSource db = Connections.readOnlyDatabase(dbUrl, 2); RedisLeaseStore leases = connections.leases(db, null, FencedObserver.NONE)) {
+            MigrateCommand.requireSchema(db);
             for (int drawn = 1; ; drawn++) {
                 JobStreamView jobs = jobStream();
                 StatusBoard.Page page = StatusBoard.read(db, leases, connections.tokens, offset, limit, jobs.status(), jobs.unknown());

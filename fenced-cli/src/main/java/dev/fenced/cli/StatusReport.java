@@ -8,7 +8,7 @@ import java.util.Map;
 /**
  * What {@code fenced status} shows for a merchant: the lease, the counter, the refund rows, and
  * when asked the gateway's view and the job stream's. The optional parts are null when not asked,
- * and left out of the JSON.
+ * and left out of the JSON; the text says "none" for a missing holder or counter, never "null".
  *
  * @param counter the token counter, or null when Redis has none for the merchant
  *
@@ -36,9 +36,9 @@ public record StatusReport(String merchant, String leaseHolder, long leaseMillis
     String text() {
         StringBuilder out = new StringBuilder();
         line(out, "merchant", merchant);
-        line(out, "leaseHolder", leaseHolder);
+        line(out, "leaseHolder", leaseHolder == null ? "none" : leaseHolder);
         line(out, "leaseMillisLeft", leaseMillisLeft);
-        line(out, "counter", counter);
+        line(out, "counter", counter == null ? "none" : counter);
         line(out, "rowsByState", rowsByState);
         line(out, "highestFence", highestFence);
         line(out, "totalAmount", totalAmount);

@@ -32,12 +32,15 @@ final class TokensCommand implements Callable<Integer> {
     @Mixin
     Connections connections;
 
+    @Mixin
+    DatabaseOptions databaseOptions;
+
     @Override
     public Integer call() {
         Merchants.requireValid(merchant);
         String resource = Merchants.resource(merchant);
         Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL");
-        String dbUrl = Connections.require(connections.dbUrl, "--db-url", "FENCED_DB_URL");
+        String dbUrl = Connections.require(databaseOptions.dbUrl, "--db-url", "FENCED_DB_URL");
         if (switchTo == null) {
             try (HikariDataSource db = Connections.readOnlyDatabase(dbUrl, 2); RedisLeaseStore leases = connections.leases(db, null, FencedObserver.NONE)) {
                 LeaseSnapshot lease = leases.inspect(resource);

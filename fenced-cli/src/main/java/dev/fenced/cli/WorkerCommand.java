@@ -56,6 +56,12 @@ public class WorkerCommand implements Callable<Integer> {
     Connections connections;
 
     @Mixin
+    DatabaseOptions databaseOptions;
+
+    @Mixin
+    GatewayOptions gatewayOptions;
+
+    @Mixin
     protected JournalOptions journal;
 
     @Mixin
@@ -76,8 +82,8 @@ public class WorkerCommand implements Callable<Integer> {
         }
         nats.checkUrl();
         Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL"); // before anything connects
-        String dbUrl = Connections.require(connections.dbUrl, "--db-url", "FENCED_DB_URL");
-        String gatewayUrl = Connections.require(connections.gatewayUrl, "--gateway-url", "FENCED_GATEWAY_URL");
+        String dbUrl = Connections.require(databaseOptions.dbUrl, "--db-url", "FENCED_DB_URL");
+        String gatewayUrl = Connections.require(gatewayOptions.gatewayUrl, "--gateway-url", "FENCED_GATEWAY_URL");
         GatewayClient gateway = Connections.gateway(gatewayUrl); // one client for every job; a malformed URL is a usage error now
         String owner = "worker-" + name.replaceAll("[^A-Za-z0-9_-]", "_");
         try (MetricsEndpoint metrics = metricsPort == null ? null : MetricsEndpoint.serve(metricsHost, metricsPort);

@@ -95,7 +95,8 @@ public final class SchemaCheck {
             throws SQLException {
         Map<String, Column> columns = columns(connection, table);
         if (columns.isEmpty()) {
-            problems.add(new Problem(table, null, "no such table: " + user + " needs it (FencedSchema.migrate creates it)"));
+            problems.add(new Problem(table, null, "no such table: " + user
+                    + " needs it (FencedSchema.migrate or the command fenced migrate creates it)"));
             return;
         }
         requireBigintNotNull(problems, table, columns, valueColumn, "the value column");

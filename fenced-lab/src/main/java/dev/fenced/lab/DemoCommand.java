@@ -1,6 +1,6 @@
 package dev.fenced.lab;
 
-import dev.fenced.cli.Connections;
+import dev.fenced.cli.DatabaseOptions;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import java.util.StringJoiner;
@@ -23,8 +23,13 @@ final class DemoCommand implements Callable<Integer> {
     @Option(names = "--no-fence", description = "the same story with fencing off: the negative control")
     boolean noFence;
 
+    // Its own option, not the Connections mixin: the story takes no TLS files and always has Redis issue the tokens.
+    @Option(names = "--redis-url", paramLabel = "URL", defaultValue = "${env:FENCED_REDIS_URL}",
+            description = "a fresh Redis instead of an embedded redis-server: redis://[user:password@]host:port or rediss://... (env FENCED_REDIS_URL)")
+    String redisUrl;
+
     @Mixin
-    Connections connections;
+    DatabaseOptions databaseOptions;
 
     @Override
     public Integer call() throws Exception {
@@ -36,7 +41,7 @@ final class DemoCommand implements Callable<Integer> {
         Mechanism mechanism = noFence ? Mechanism.FENCE_IDEMPOTENT.withoutFence() : Mechanism.FENCE_IDEMPOTENT;
         Scenario scenario = new Scenario(speed, mechanism, Scenario.Story.ARTICLE, json ? null : System.out);
         DemoReport report;
-        try (ScenarioServers servers = ScenarioServers.start(blankToNull(connections.redisUrl), blankToNull(connections.dbUrl),
+        try (ScenarioServers servers = ScenarioServers.start(blankToNull(redisUrl), blankToNull(databaseOptions.dbUrl),
                 json ? null : System.out)) {
             report = scenario.run(servers);
         }

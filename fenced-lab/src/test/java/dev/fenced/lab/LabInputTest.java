@@ -4,6 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fenced.cli.CliRun;
 import dev.fenced.cli.FencedCli;
+import dev.fenced.cli.UsageOptionsTest;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /** The lab's commands on the command line: found through the service loader, and bad input is one line. */
@@ -26,5 +30,14 @@ class LabInputTest {
         CliRun run = CliRun.of("demox");
         assertThat(run.exit()).isEqualTo(FencedCli.USAGE);
         assertThat(run.stderr()).contains("demo", "compare", "chaos", "settle").doesNotContain("lab-settle", "lab-worker");
+    }
+
+    /** demo takes a Redis URL but none of the operator's TLS or --tokens options, which its story ignores; compare takes no server. */
+    @Test
+    void eachLabCommandListsOnlyTheConnectionOptionsItUses() {
+        Map<String, Set<String>> uses = new HashMap<>(UsageOptionsTest.OPERATOR_COMMANDS);
+        uses.putAll(Map.of("demo", Set.of("--redis-url", "--db-url"), "compare", Set.of(), "chaos", Set.of("--tokens", "--nats-url"),
+                "lab-settle", uses.get("settle"), "lab-worker", uses.get("worker")));
+        assertThat(UsageOptionsTest.checkEveryCommand(uses)).contains("demo", "compare", "chaos", "lab-settle", "lab-worker");
     }
 }

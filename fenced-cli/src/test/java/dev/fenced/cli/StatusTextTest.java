@@ -1,0 +1,38 @@
+package dev.fenced.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fenced.settlement.RefundSchema;
+import dev.fenced.testing.TestDatabases;
+import dev.fenced.testing.TestRedis;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+/** {@code status} as text never prints Java's "null": a merchant without lease, counter or rows reads "none" and "-". */
+class StatusTextTest {
+    private static final String DB = TestDatabases.postgresUrl();
+    private static final String REDIS = TestRedis.uri();
+
+    @Test
+    void aMerchantWithNoLeaseNoCounterAndNoRowsPrintsNoNull() throws Exception {
+        RefundSchema.migrate(TestDatabases.postgres());
+        String merchant = "m_none" + UUID.randomUUID().toString().substring(0, 8);
+        CliRun text = CliRun.of("status", "--merchant", merchant, "--db-url", DB, "--redis-url", REDIS);
+        assertThat(text.exit()).as(text.both()).isZero();
+        assertThat(text.stdout()).doesNotContain("null").containsPattern("leaseHolder +none\\R").containsPattern("counter +none\\R");
+
+        CliRun json = CliRun.of("status", "--merchant", merchant, "--json", "--db-url", DB, "--redis-url", REDIS);
+        assertThat(json.stdout()).as("JSON keeps its null").contains("\"leaseHolder\" : null", "\"counter\" : null");
+    }
+
+    @Test
+    void theBoardShowsAFreeLeaseAndNoCounterAsDashes() {
+        // "0..." sorts before every other test's merchants: on the first page however many the shared database holds.
+        String merchant = "0_n" + UUID.randomUUID().toString().substring(0, 8);
+        CliRun seeded = CliRun.of("seed", "--merchant", merchant, "--refunds", "2", "--total", "20.00", "--db-url", DB, "--quiet");
+        assertThat(seeded.exit()).as(seeded.both()).isZero();
+        CliRun board = CliRun.of("status", "--all", "--db-url", DB, "--redis-url", REDIS);
+        assertThat(board.exit()).as(board.both()).isZero();
+        assertThat(board.stdout()).doesNotContain("null").containsPattern(merchant + " +- +- +- +2 ");
+    }
+}
