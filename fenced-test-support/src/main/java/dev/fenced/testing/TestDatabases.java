@@ -2,6 +2,7 @@ package dev.fenced.testing;
 
 import dev.fenced.embedded.EmbeddedPostgresServer;
 import java.util.Optional;
+import java.util.function.UnaryOperator;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Assumptions;
 
@@ -9,11 +10,14 @@ import org.junit.jupiter.api.Assumptions;
  * The databases tests run against. PostgreSQL: {@code FENCED_PG_URL} (a JDBC URL), else an
  * embedded real PostgreSQL started once per JVM. MariaDB: {@code FENCED_MARIADB_URL}; without it
  * MariaDB tests are skipped locally, and fail in CI ({@code CI=true}) so that a missing server is
- * never mistaken for a pass.
+ * never mistaken for a pass. The command line's {@code FENCED_DB_URL} stands for whichever of the
+ * two its scheme names when that one is not set, so one export serves the CLI and the tests.
  */
 public final class TestDatabases {
     public static final String PG_ENV = "FENCED_PG_URL";
     public static final String MARIADB_ENV = "FENCED_MARIADB_URL";
+    /** The command line's one database, {@code jdbc:postgresql:} or {@code jdbc:mariadb:}. */
+    public static final String DB_ENV = "FENCED_DB_URL";
     private static EmbeddedPostgresServer embeddedPostgres;
 
     private TestDatabases() {
@@ -21,9 +25,9 @@ public final class TestDatabases {
 
     /** A JDBC URL for the test PostgreSQL. */
     public static synchronized String postgresUrl() {
-        String configured = System.getenv(PG_ENV);
-        if (configured != null && !configured.isBlank()) {
-            return configured;
+        Optional<String> configured = configuredPostgresUrl();
+        if (configured.isPresent()) {
+            return configured.get();
         }
         if (embeddedPostgres == null) {
             embeddedPostgres = EmbeddedPostgresServer.start();
@@ -36,10 +40,24 @@ public final class TestDatabases {
         return new UrlDataSource(postgresUrl());
     }
 
+    /** The PostgreSQL named by the environment, or empty when {@link #postgresUrl()} would start one. */
+    public static Optional<String> configuredPostgresUrl() {
+        return configured(System::getenv, PG_ENV, "jdbc:postgresql:");
+    }
+
     /** A JDBC URL for the test MariaDB, or empty when none is configured. */
     public static Optional<String> mariadbUrl() {
-        String configured = System.getenv(MARIADB_ENV);
-        return configured == null || configured.isBlank() ? Optional.empty() : Optional.of(configured);
+        return configured(System::getenv, MARIADB_ENV, "jdbc:mariadb:");
+    }
+
+    /** {@code specific}'s value, else {@code FENCED_DB_URL}'s when it starts with {@code scheme}. */
+    static Optional<String> configured(UnaryOperator<String> env, String specific, String scheme) {
+        String own = env.apply(specific);
+        if (own != null && !own.isBlank()) {
+            return Optional.of(own);
+        }
+        String shared = env.apply(DB_ENV);
+        return shared != null && shared.startsWith(scheme) ? Optional.of(shared) : Optional.empty();
     }
 
     /** The test MariaDB; skips the calling test when none is configured outside CI. */
@@ -49,7 +67,7 @@ public final class TestDatabases {
             if ("true".equalsIgnoreCase(System.getenv("CI"))) {
                 throw new IllegalStateException(MARIADB_ENV + " must be set in CI: MariaDB tests may not be skipped");
             }
-            Assumptions.abort(MARIADB_ENV + " is not set; MariaDB tests skipped");
+            Assumptions.abort("neither " + MARIADB_ENV + " nor a jdbc:mariadb: " + DB_ENV + " is set; MariaDB tests skipped");
         }
         return new UrlDataSource(url.get());
     }
