@@ -1,5 +1,6 @@
 package dev.fenced.cli;
 
+import dev.fenced.internal.Redaction.Secret;
 import java.io.PrintStream;
 import java.util.Arrays;
 import java.util.List;
@@ -60,7 +61,7 @@ public final class FencedCli implements Runnable {
     public static int run(String... args) {
         PrintStream out = System.out;
         PrintStream err = System.err;
-        Set<String> secrets = Secrets.of(args, System.getenv());
+        Set<Secret> secrets = Secrets.of(args, System.getenv());
         System.setOut(Secrets.scrubbing(out, secrets));
         System.setErr(Secrets.scrubbing(err, secrets));
         try {

@@ -113,6 +113,17 @@ class CliInputTest {
         assertThat(redis.stderr()).doesNotContain("hunter2");
     }
 
+    /** The everyday local URL, whose password is also its user's name: only the password is masked, and the scheme stays readable. */
+    @Test
+    void anOrdinaryPasswordIsMaskedWhereItStandsAndNowhereElse() {
+        String url = "jdbc:postgresql://127.0.0.1:1/test?user=postgres&password=postgres";
+        assertOneLine(run("seed", "--merchant", "m_1", "--refunds", "1", "--total", "1.00", "--db-url", url), 1,
+                "database at jdbc:postgresql://127.0.0.1:1/test is unreachable");
+        Run echoed = run("seed", "--merchant", "m_1", "--refunds", "1", "--total", "1.00", "--db-url", url, url);
+        assertOneLine(echoed, 2, "'jdbc:postgresql://127.0.0.1:1/test?user=postgres&password=***'");
+        assertThat(echoed.stderr()).doesNotContain("password=postgres");
+    }
+
     @Test
     void malformedUrlsAndOptionsAreUsageErrors() throws Exception {
         assertOneLine(run("seed", "--merchant", "m_1", "--refunds", "5", "--total", "10", "--db-url", "postgres://x"), 2, "jdbc:postgresql:");
