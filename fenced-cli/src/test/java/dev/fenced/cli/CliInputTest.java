@@ -143,6 +143,8 @@ class CliInputTest {
         assertThat(topLevel.stderr()).startsWith("fenced: ").doesNotContain("fenced fenced");
         Run redisHint = run("status", "--merchant", "m_1", "--redis-url", "redis://:pw@", "--db-url", dev.fenced.testing.TestDatabases.postgresUrl());
         assertOneLine(redisHint, 2, "expected redis://[user:password@]host");
+        assertOneLine(run("status", "--merchant", "m_1", "--redis-url", "redis-sentinel://127.0.0.1:6379", "--db-url",
+                dev.fenced.testing.TestDatabases.postgresUrl()), 2, "expected redis-sentinel://[password@]host:port[,host:port]#master");
     }
 
     /** An id taken by another merchant past the first one: one line, exit 2, and not one row of the seed written. */
