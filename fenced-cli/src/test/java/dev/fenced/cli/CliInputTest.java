@@ -127,6 +127,11 @@ class CliInputTest {
     @Test
     void malformedUrlsAndOptionsAreUsageErrors() throws Exception {
         assertOneLine(run("seed", "--merchant", "m_1", "--refunds", "5", "--total", "10", "--db-url", "postgres://x"), 2, "jdbc:postgresql:");
+        assertOneLine(run("seed", "--merchant", "m_1", "--refunds", "5", "--total", "10", "--db-url", "jdbc:mysql://127.0.0.1:3306/test?user=root"), 2,
+                "MySQL is not supported (MariaDB's URL scheme is jdbc:mariadb:): the database URL must start with jdbc:postgresql:// (PostgreSQL)"
+                        + " or jdbc:mariadb:// (MariaDB)");
+        assertOneLine(run("status", "--merchant", "m_1", "--db-url", "jdbc:sqlserver://127.0.0.1:1433"), 2,
+                "database URL must start with jdbc:postgresql:// (PostgreSQL) or jdbc:mariadb:// (MariaDB), got jdbc:sqlserver://127.0.0.1:1433");
         assertOneLine(run("settle", "--merchant", "m_1", "--ttl", "soon"), 2, "not a duration");
         assertOneLine(run("settle", "--merchant", "m_1", "--ttl", "0s", "--redis-url", "redis://x", "--db-url", "jdbc:postgresql://x/y",
                 "--gateway-url", "http://x"), 2, "TTL");
