@@ -88,7 +88,7 @@ public final class FencedCli implements Runnable {
             return USAGE;
         }
         cli.setParameterExceptionHandler((e, ignored) -> {
-            System.err.println(prefix(e.getCommandLine()) + JAVA_EXCEPTION.matcher(firstLine(e.getMessage())).replaceAll("") + " (see --help)");
+            System.err.println(prefix(e.getCommandLine()) + parameterError(e) + " (see --help)");
             return USAGE;
         });
         cli.setExecutionExceptionHandler((e, commandLine, parsed) -> {
@@ -100,6 +100,21 @@ public final class FencedCli implements Runnable {
             return usage ? USAGE : RUNTIME_FAILURE;
         });
         return cli.execute(args);
+    }
+
+    /**
+     * An unknown option before anything else, with picocli's suggestion: picocli reports a missing
+     * required option first, and "--merchnt" would read "Missing required option '--merchant'".
+     */
+    private static String parameterError(CommandLine.ParameterException e) {
+        CommandLine command = e.getCommandLine();
+        for (String argument : command.getUnmatchedArguments()) {
+            if (argument.startsWith("-")) {
+                List<String> suggestions = new CommandLine.UnmatchedArgumentException(command, List.of(argument)).getSuggestions();
+                return "unknown option '" + argument + "'" + (suggestions.isEmpty() ? "" : "; did you mean " + String.join(" or ", suggestions) + "?");
+            }
+        }
+        return JAVA_EXCEPTION.matcher(firstLine(e.getMessage())).replaceAll("");
     }
 
     /** The first argument when it is neither an option nor a command: picocli would let a later {@code --help} win. */

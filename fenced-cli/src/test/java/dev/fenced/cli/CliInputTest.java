@@ -64,7 +64,7 @@ class CliInputTest {
             assertThat(run.exit()).as(lab).isEqualTo(FencedCli.USAGE);
             assertThat(run.stderr()).as(lab).startsWith("fenced: unknown command '" + lab + "'");
         }
-        assertThat(CliRun.of("settle", "--merchant", "m_1", "--no-fence").stderr()).contains("Unknown option: '--no-fence'");
+        assertThat(CliRun.of("settle", "--merchant", "m_1", "--no-fence").stderr()).contains("unknown option '--no-fence'");
     }
 
     @Test
@@ -111,6 +111,17 @@ class CliInputTest {
                 "--db-url", dev.fenced.testing.TestDatabases.postgresUrl());
         assertOneLine(redis, 1, "127.0.0.1:1");
         assertThat(redis.stderr()).doesNotContain("hunter2");
+    }
+
+    /** An unknown option is named, with picocli's suggestion, even when a required option is missing too: one line, exit 2. */
+    @Test
+    void anUnknownOptionIsNamedBeforeAMissingOne() {
+        assertOneLine(run("settle", "--merchnt", "x"), 2, "fenced settle: unknown option '--merchnt'; did you mean --merchant? (see --help)");
+        assertOneLine(run("status", "--merchant", "m_1", "--al"), 2, "fenced status: unknown option '--al'; did you mean --all?");
+        assertOneLine(run("--frobnicate"), 2, "fenced: unknown option '--frobnicate' (see --help)");
+        for (String command : List.of("seed", "gateway", "settle", "worker", "enqueue", "status", "reconcile", "doctor", "timeline")) {
+            assertOneLine(run(command, "--frobnicate"), 2, "fenced " + command + ": unknown option '--frobnicate'");
+        }
     }
 
     /** The everyday local URL, whose password is also its user's name: only the password is masked, and the scheme stays readable. */
