@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.ServiceLoader;
 import java.util.Set;
+import java.util.concurrent.Callable;
 import java.time.ZoneId;
 import java.time.format.DateTimeFormatter;
 import java.util.logging.ConsoleHandler;
@@ -32,7 +33,7 @@ import picocli.CommandLine.ScopeType;
         description = "Redis leases made safe by fencing every protected write in the database.",
         subcommands = {SeedCommand.class, GatewayCommand.class, SettleCommand.class, WorkerCommand.class, EnqueueCommand.class,
                 StatusCommand.class, ReconcileCommand.class, DoctorCommand.class, TimelineCommand.class})
-public final class FencedCli implements Runnable {
+public final class FencedCli implements Callable<Integer> {
     /** This build's version, as {@code fenced --version} prints it. */
     public static final String VERSION = "0.1.0";
     public static final int RUNTIME_FAILURE = 1;
@@ -48,9 +49,11 @@ public final class FencedCli implements Runnable {
                     + " and the libraries' lines (drivers, Redis client, pool), on stderr")
     boolean verbose;
 
+    /** No command: the usage, on stderr, as a usage error. */
     @Override
-    public void run() {
+    public Integer call() {
         spec.commandLine().usage(System.err);
+        return USAGE;
     }
 
     public static void main(String[] args) {

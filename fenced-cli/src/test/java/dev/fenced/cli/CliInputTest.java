@@ -124,6 +124,21 @@ class CliInputTest {
         }
     }
 
+    /** No command is a usage error with the usage on stderr; asking for help or the version is not. */
+    @Test
+    void noCommandIsAUsageErrorButHelpAndVersionAreNot() {
+        CliRun none = CliRun.of();
+        assertThat(none.exit()).isEqualTo(FencedCli.USAGE);
+        assertThat(none.stderr()).startsWith("Usage: fenced").contains("Commands:");
+        assertThat(none.stdout()).isEmpty();
+        CliRun help = CliRun.of("--help");
+        assertThat(help.exit()).isZero();
+        assertThat(help.stdout()).startsWith("Usage: fenced");
+        CliRun version = CliRun.of("--version");
+        assertThat(version.exit()).isZero();
+        assertThat(version.stdout()).contains("fenced " + FencedCli.VERSION);
+    }
+
     /** The everyday local URL, whose password is also its user's name: only the password is masked, and the scheme stays readable. */
     @Test
     void anOrdinaryPasswordIsMaskedWhereItStandsAndNowhereElse() {
