@@ -139,6 +139,19 @@ class CliInputTest {
         assertThat(version.stdout()).contains("fenced " + FencedCli.VERSION);
     }
 
+    /** A duration in a message reads as it is written on the command line, never as PT0S. */
+    @Test
+    void durationsInMessagesReadAsTheyAreWritten() {
+        String db = dev.fenced.testing.TestDatabases.postgresUrl();
+        assertOneLine(run("settle", "--merchant", "m_1", "--ttl", "0s"), 2, "TTL must be at least 1 ms, got 0s");
+        assertOneLine(run("settle", "--merchant", "m_1", "--ttl", "25h"), 2, "TTL 25h is over the limit of one day");
+        assertOneLine(run("status", "--all", "--watch", "50ms", "--db-url", db), 2, "--watch must be at least 100ms, got 50ms");
+        assertOneLine(run("worker", "--ack-wait", "100ms"), 2, "ackWait must be 500ms to 1h, got 100ms");
+        String merchant = "m_" + java.util.UUID.randomUUID().toString().substring(0, 8);
+        assertOneLine(run("seed", "--merchant", merchant, "--refunds", "1", "--total", "1.00", "--progress-every", "0s", "--db-url", db), 2,
+                "--progress-every must be positive, got 0s");
+    }
+
     /** The everyday local URL, whose password is also its user's name: only the password is masked, and the scheme stays readable. */
     @Test
     void anOrdinaryPasswordIsMaskedWhereItStandsAndNowhereElse() {
