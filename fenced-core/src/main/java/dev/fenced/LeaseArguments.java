@@ -1,5 +1,6 @@
 package dev.fenced;
 
+import dev.fenced.internal.Durations;
 import java.time.Duration;
 
 /** The checks every {@link LeaseStore} applies to its arguments, in one place. */
@@ -42,10 +43,10 @@ public final class LeaseArguments {
             throw new IllegalArgumentException("TTL must not be null");
         }
         if (ttl.isNegative() || ttl.isZero() || ttl.toMillis() < 1) {
-            throw new IllegalArgumentException("TTL must be at least 1 ms, got " + ttl);
+            throw new IllegalArgumentException("TTL must be at least 1 ms, got " + Durations.human(ttl));
         }
         if (ttl.compareTo(MAX_TTL) > 0) {
-            throw new IllegalArgumentException("TTL " + ttl + " is over the limit of one day;"
+            throw new IllegalArgumentException("TTL " + Durations.human(ttl) + " is over the limit of one day;"
                     + " a lease that long turns a crashed worker into a day-long outage");
         }
         return ttl;

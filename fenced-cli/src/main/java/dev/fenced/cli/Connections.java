@@ -150,8 +150,12 @@ public final class Connections {
 
     /** A pooled database, not migrated: commands that only read never write, not even the schema. */
     public static HikariDataSource readOnlyDatabase(String jdbcUrl, int poolSize) {
-        if (!jdbcUrl.startsWith("jdbc:postgresql:") && !jdbcUrl.startsWith("jdbc:mariadb:") && !jdbcUrl.startsWith("jdbc:mysql:")) {
-            throw new UsageException("database URL must start with jdbc:postgresql: or jdbc:mariadb:, got " + Redaction.describe(jdbcUrl));
+        String supported = "jdbc:postgresql:// (PostgreSQL) or jdbc:mariadb:// (MariaDB)";
+        if (jdbcUrl.startsWith("jdbc:mysql:")) {
+            throw new UsageException("MySQL is not supported (MariaDB's URL scheme is jdbc:mariadb:): the database URL must start with " + supported);
+        }
+        if (!jdbcUrl.startsWith("jdbc:postgresql:") && !jdbcUrl.startsWith("jdbc:mariadb:")) {
+            throw new UsageException("database URL must start with " + supported + ", got " + Redaction.describe(jdbcUrl));
         }
         HikariConfig config = new HikariConfig();
         config.setJdbcUrl(jdbcUrl);

@@ -1,12 +1,14 @@
 package dev.fenced.cli;
 
 import dev.fenced.TokenIssuerMismatchException;
+import dev.fenced.internal.Redaction.Secret;
 import java.io.PrintStream;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.ServiceLoader;
 import java.util.Set;
+import java.util.concurrent.Callable;
 import java.time.ZoneId;
 import java.time.format.DateTimeFormatter;
 import java.util.logging.ConsoleHandler;
@@ -34,7 +36,7 @@ import picocli.CommandLine.ScopeType;
         subcommands = {SeedCommand.class, GatewayCommand.class, SettleCommand.class, WorkerCommand.class, EnqueueCommand.class,
                 StatusCommand.class, ReconcileCommand.class, DoctorCommand.class, TokensCommand.class, MigrateCommand.class,
                 TimelineCommand.class})
-public final class FencedCli implements Runnable {
+public final class FencedCli implements Callable<Integer> {
     /** This build's version, as {@code fenced --version} prints it. */
     public static final String VERSION = "0.1.0";
     public static final int RUNTIME_FAILURE = 1;
@@ -52,9 +54,11 @@ public final class FencedCli implements Runnable {
                     + " and the libraries' lines (drivers, Redis client, pool), on stderr")
     boolean verbose;
 
+    /** No command: the usage, on stderr, as a usage error. */
     @Override
-    public void run() {
+    public Integer call() {
         spec.commandLine().usage(System.err);
+        return USAGE;
     }
 
     public static void main(String[] args) {
@@ -65,7 +69,7 @@ public final class FencedCli implements Runnable {
     public static int run(String... args) {
         PrintStream out = System.out;
         PrintStream err = System.err;
-        Set<String> secrets = Secrets.of(args, System.getenv());
+        Set<Secret> secrets = Secrets.of(args, System.getenv());
         System.setOut(Secrets.scrubbing(out, secrets));
         System.setErr(Secrets.scrubbing(err, secrets));
         try {
@@ -92,7 +96,7 @@ public final class FencedCli implements Runnable {
             return USAGE;
         }
         cli.setParameterExceptionHandler((e, ignored) -> {
-            System.err.println(prefix(e.getCommandLine()) + JAVA_EXCEPTION.matcher(firstLine(e.getMessage())).replaceAll("") + " (see --help)");
+            System.err.println(prefix(e.getCommandLine()) + parameterError(e) + " (see --help)");
             return USAGE;
         });
         cli.setExecutionExceptionHandler((e, commandLine, parsed) -> {
@@ -108,6 +112,21 @@ public final class FencedCli implements Runnable {
             return usage ? USAGE : RUNTIME_FAILURE;
         });
         return cli.execute(args);
+    }
+
+    /**
+     * An unknown option before anything else, with picocli's suggestion: picocli reports a missing
+     * required option first, and "--merchnt" would read "Missing required option '--merchant'".
+     */
+    private static String parameterError(CommandLine.ParameterException e) {
+        CommandLine command = e.getCommandLine();
+        for (String argument : command.getUnmatchedArguments()) {
+            if (argument.startsWith("-")) {
+                List<String> suggestions = new CommandLine.UnmatchedArgumentException(command, List.of(argument)).getSuggestions();
+                return "unknown option '" + argument + "'" + (suggestions.isEmpty() ? "" : "; did you mean " + String.join(" or ", suggestions) + "?");
+            }
+        }
+        return JAVA_EXCEPTION.matcher(firstLine(e.getMessage())).replaceAll("");
     }
 
     /** The first argument when it is neither an option nor a command: picocli would let a later {@code --help} win. */

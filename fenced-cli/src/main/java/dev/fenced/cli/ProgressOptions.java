@@ -1,5 +1,6 @@
 package dev.fenced.cli;
 
+import dev.fenced.internal.Durations;
 import java.time.Duration;
 import picocli.CommandLine.Option;
 
@@ -15,7 +16,7 @@ public final class ProgressOptions {
     /** A bar or periodic lines on stderr, or nothing with {@code --quiet}. */
     public Progress start(String task, long total, String unit) {
         if (every.isNegative() || every.isZero()) {
-            throw new UsageException("--progress-every must be positive, got " + every);
+            throw new UsageException("--progress-every must be positive, got " + Durations.human(every));
         }
         return quiet ? Progress.off() : Progress.of(task, total, unit, every);
     }

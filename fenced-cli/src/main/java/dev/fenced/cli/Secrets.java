@@ -1,6 +1,7 @@
 package dev.fenced.cli;
 
 import dev.fenced.internal.Redaction;
+import dev.fenced.internal.Redaction.Secret;
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
@@ -19,8 +20,8 @@ final class Secrets {
     }
 
     /** The secrets in every argument that holds a URL and in every {@code FENCED_*} variable. */
-    static Set<String> of(String[] args, Map<String, String> env) {
-        Set<String> secrets = new LinkedHashSet<>();
+    static Set<Secret> of(String[] args, Map<String, String> env) {
+        Set<Secret> secrets = new LinkedHashSet<>();
         for (String arg : args) {
             if (arg != null && arg.contains("://")) {
                 int eq = arg.startsWith("--") ? arg.indexOf('=') : -1;
@@ -36,16 +37,16 @@ final class Secrets {
     }
 
     /** A stream that writes to {@code target} line by line, each line scrubbed of {@code secrets}. */
-    static PrintStream scrubbing(PrintStream target, Set<String> secrets) {
+    static PrintStream scrubbing(PrintStream target, Set<Secret> secrets) {
         return new PrintStream(new LineScrubber(target, secrets), true, StandardCharsets.UTF_8);
     }
 
     private static final class LineScrubber extends OutputStream {
         private final PrintStream target;
-        private final Set<String> secrets;
+        private final Set<Secret> secrets;
         private final ByteArrayOutputStream line = new ByteArrayOutputStream();
 
-        LineScrubber(PrintStream target, Set<String> secrets) {
+        LineScrubber(PrintStream target, Set<Secret> secrets) {
             this.target = target;
             this.secrets = secrets;
         }

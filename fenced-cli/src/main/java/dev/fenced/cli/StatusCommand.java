@@ -131,7 +131,7 @@ final class StatusCommand implements Callable<Integer> {
             throw new UsageException("--offset must not be negative, got " + offset);
         }
         if (watch != null && watch.toMillis() < 100) {
-            throw new UsageException("--watch must be at least 100ms, got " + watch);
+            throw new UsageException("--watch must be at least 100ms, got " + dev.fenced.internal.Durations.human(watch));
         }
         Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL"); // before anything connects
         String dbUrl = Connections.require(databaseOptions.dbUrl, "--db-url", "FENCED_DB_URL");

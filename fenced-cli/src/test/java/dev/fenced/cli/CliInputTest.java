@@ -64,7 +64,7 @@ class CliInputTest {
             assertThat(run.exit()).as(lab).isEqualTo(FencedCli.USAGE);
             assertThat(run.stderr()).as(lab).startsWith("fenced: unknown command '" + lab + "'");
         }
-        assertThat(CliRun.of("settle", "--merchant", "m_1", "--no-fence").stderr()).contains("Unknown option: '--no-fence'");
+        assertThat(CliRun.of("settle", "--merchant", "m_1", "--no-fence").stderr()).contains("unknown option '--no-fence'");
     }
 
     @Test
@@ -113,9 +113,64 @@ class CliInputTest {
         assertThat(redis.stderr()).doesNotContain("hunter2");
     }
 
+    /** An unknown option is named, with picocli's suggestion, even when a required option is missing too: one line, exit 2. */
+    @Test
+    void anUnknownOptionIsNamedBeforeAMissingOne() {
+        assertOneLine(run("settle", "--merchnt", "x"), 2, "fenced settle: unknown option '--merchnt'; did you mean --merchant? (see --help)");
+        assertOneLine(run("status", "--merchant", "m_1", "--al"), 2, "fenced status: unknown option '--al'; did you mean --all?");
+        assertOneLine(run("--frobnicate"), 2, "fenced: unknown option '--frobnicate' (see --help)");
+        for (String command : List.of("seed", "gateway", "settle", "worker", "enqueue", "status", "reconcile", "doctor", "timeline")) {
+            assertOneLine(run(command, "--frobnicate"), 2, "fenced " + command + ": unknown option '--frobnicate'");
+        }
+    }
+
+    /** No command is a usage error with the usage on stderr; asking for help or the version is not. */
+    @Test
+    void noCommandIsAUsageErrorButHelpAndVersionAreNot() {
+        CliRun none = CliRun.of();
+        assertThat(none.exit()).isEqualTo(FencedCli.USAGE);
+        assertThat(none.stderr()).startsWith("Usage: fenced").contains("Commands:");
+        assertThat(none.stdout()).isEmpty();
+        CliRun help = CliRun.of("--help");
+        assertThat(help.exit()).isZero();
+        assertThat(help.stdout()).startsWith("Usage: fenced");
+        CliRun version = CliRun.of("--version");
+        assertThat(version.exit()).isZero();
+        assertThat(version.stdout()).contains("fenced " + FencedCli.VERSION);
+    }
+
+    /** A duration in a message reads as it is written on the command line, never as PT0S. */
+    @Test
+    void durationsInMessagesReadAsTheyAreWritten() {
+        String db = dev.fenced.testing.TestDatabases.postgresUrl();
+        assertOneLine(run("settle", "--merchant", "m_1", "--ttl", "0s"), 2, "TTL must be at least 1 ms, got 0s");
+        assertOneLine(run("settle", "--merchant", "m_1", "--ttl", "25h"), 2, "TTL 25h is over the limit of one day");
+        assertOneLine(run("status", "--all", "--watch", "50ms", "--db-url", db), 2, "--watch must be at least 100ms, got 50ms");
+        assertOneLine(run("worker", "--ack-wait", "100ms"), 2, "ackWait must be 500ms to 1h, got 100ms");
+        String merchant = "m_" + java.util.UUID.randomUUID().toString().substring(0, 8);
+        assertOneLine(run("seed", "--merchant", merchant, "--refunds", "1", "--total", "1.00", "--progress-every", "0s", "--db-url", db), 2,
+                "--progress-every must be positive, got 0s");
+    }
+
+    /** The everyday local URL, whose password is also its user's name: only the password is masked, and the scheme stays readable. */
+    @Test
+    void anOrdinaryPasswordIsMaskedWhereItStandsAndNowhereElse() {
+        String url = "jdbc:postgresql://127.0.0.1:1/test?user=postgres&password=postgres";
+        assertOneLine(run("seed", "--merchant", "m_1", "--refunds", "1", "--total", "1.00", "--db-url", url), 1,
+                "database at jdbc:postgresql://127.0.0.1:1/test is unreachable");
+        Run echoed = run("seed", "--merchant", "m_1", "--refunds", "1", "--total", "1.00", "--db-url", url, url);
+        assertOneLine(echoed, 2, "'jdbc:postgresql://127.0.0.1:1/test?user=postgres&password=***'");
+        assertThat(echoed.stderr()).doesNotContain("password=postgres");
+    }
+
     @Test
     void malformedUrlsAndOptionsAreUsageErrors() throws Exception {
         assertOneLine(run("seed", "--merchant", "m_1", "--refunds", "5", "--total", "10", "--db-url", "postgres://x"), 2, "jdbc:postgresql:");
+        assertOneLine(run("seed", "--merchant", "m_1", "--refunds", "5", "--total", "10", "--db-url", "jdbc:mysql://127.0.0.1:3306/test?user=root"), 2,
+                "MySQL is not supported (MariaDB's URL scheme is jdbc:mariadb:): the database URL must start with jdbc:postgresql:// (PostgreSQL)"
+                        + " or jdbc:mariadb:// (MariaDB)");
+        assertOneLine(run("status", "--merchant", "m_1", "--db-url", "jdbc:sqlserver://127.0.0.1:1433"), 2,
+                "database URL must start with jdbc:postgresql:// (PostgreSQL) or jdbc:mariadb:// (MariaDB), got jdbc:sqlserver://127.0.0.1:1433");
         assertOneLine(run("settle", "--merchant", "m_1", "--ttl", "soon"), 2, "not a duration");
         assertOneLine(run("settle", "--merchant", "m_1", "--ttl", "0s", "--redis-url", "redis://x", "--db-url", "jdbc:postgresql://x/y",
                 "--gateway-url", "http://x"), 2, "TTL");
@@ -132,6 +187,8 @@ class CliInputTest {
         assertThat(topLevel.stderr()).startsWith("fenced: ").doesNotContain("fenced fenced");
         Run redisHint = run("status", "--merchant", "m_1", "--redis-url", "redis://:pw@", "--db-url", dev.fenced.testing.TestDatabases.postgresUrl());
         assertOneLine(redisHint, 2, "expected redis://[user:password@]host");
+        assertOneLine(run("status", "--merchant", "m_1", "--redis-url", "redis-sentinel://127.0.0.1:6379", "--db-url",
+                dev.fenced.testing.TestDatabases.postgresUrl()), 2, "expected redis-sentinel://[password@]host:port[,host:port]#master");
     }
 
     /** An id taken by another merchant past the first one: one line, exit 2, and not one row of the seed written. */

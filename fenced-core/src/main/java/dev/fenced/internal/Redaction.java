@@ -1,6 +1,7 @@
 package dev.fenced.internal;
 
 import java.net.URLDecoder;
+import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -8,6 +9,7 @@ import java.util.Comparator;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Objects;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -18,11 +20,13 @@ import java.util.regex.Pattern;
  * other text that may repeat a URL (a driver's error) goes through {@link #scrub} with the secrets
  * {@link #secretsOf(String)} found in the configured URLs.
  *
- * <p>Passwords may hold any character ({@code / @ & ; : % space}, quotes, unicode), raw or
- * percent-encoded, so nothing here relies on a password being well-formed: user-info runs to the
- * last {@code @}, a password parameter to the end of the URL, and the pieces of a password between
- * URL delimiters are secrets too (of four characters or more), since a driver that misreads the URL
- * repeats a piece.
+ * <p>A password of ordinary characters (letters, digits, {@code ._~-}) is read by every driver as it
+ * stands and never repeated in pieces, so it is masked only where it stands as a password: the
+ * user "postgres" and the host "postgresql" stay readable when the password is "postgres". Other
+ * passwords may hold any character ({@code / @ & ; : % space}, quotes, unicode), raw or
+ * percent-encoded, and a driver that misreads such a URL repeats a piece of it: these are masked
+ * everywhere, with nothing relying on their being well-formed (user-info runs to the last {@code @},
+ * a password parameter to the end of the URL, and the pieces between URL delimiters are secrets too).
  */
 public final class Redaction {
     private static final Pattern PASSWORD_PARAM = Pattern.compile("(?i)([?&;](?:password|pass|pwd|secret|token)=).*$");
@@ -32,6 +36,12 @@ public final class Redaction {
     /** A driver that misparses a URL repeats the piece of a password up to a delimiter ("Incorrect port value : s3cret"). */
     private static final Pattern DELIMITERS = Pattern.compile("[/@:?#&;=\\s]+");
     private static final int MIN_FRAGMENT = 4;
+    private static final Pattern PASSWORD_NAME = Pattern.compile("(?i)[?&;](?:password|pass|pwd|secret|token)=");
+    /** What a driver reads as it stands: a password of these characters alone is where the URL puts it, and nowhere else. */
+    private static final String ORDINARY = "[A-Za-z0-9._~-]";
+    private static final Pattern ORDINARY_USER_INFO = Pattern.compile(ORDINARY + "*(?::" + ORDINARY + "*)?");
+    /** The parameters after an ordinary password: had the password held an {@code &}, one of these would not read as name=value. */
+    private static final Pattern ORDINARY_PARAMS = Pattern.compile("(?:&" + ORDINARY + "+=[^&=]*)*");
 
     private Redaction() {
     }
@@ -82,11 +92,13 @@ public final class Redaction {
     }
 
     /**
-     * The secrets a URL carries, as they may appear in any text: its user-info, the password in
-     * it, and every password-like query value, each raw and percent-decoded. Empty when there is none.
+     * The secrets a URL carries: its password, from user-info or a password-like query parameter.
+     * An ordinary password is one {@link Secret#asPassword}; any other is {@link Secret#anywhere},
+     * with the whole user-info or parameter value and its pieces, each raw and percent-decoded.
+     * Empty when there is none.
      */
-    public static Set<String> secretsOf(String uri) {
-        Set<String> secrets = new LinkedHashSet<>();
+    public static Set<Secret> secretsOf(String uri) {
+        Set<Secret> secrets = new LinkedHashSet<>();
         if (uri == null) {
             return secrets;
         }
@@ -94,46 +106,65 @@ public final class Redaction {
         int at = uri.lastIndexOf('@');
         if (start >= 0 && at > start) {
             String userInfo = uri.substring(start + 3, at);
-            add(secrets, userInfo);
             int colon = userInfo.indexOf(':');
-            if (colon >= 0) {
-                add(secrets, userInfo.substring(colon + 1));
+            if (ORDINARY_USER_INFO.matcher(userInfo).matches()) {
+                addAsPassword(secrets, userInfo.substring(colon + 1)); // no colon: the user-info is the password (redis://pw@host)
+            } else {
+                addAnywhere(secrets, userInfo);
+                if (colon >= 0) {
+                    addAnywhere(secrets, userInfo.substring(colon + 1));
+                }
             }
         }
-        Matcher password = Pattern.compile("(?i)[?&;](?:password|pass|pwd|secret|token)=").matcher(uri);
+        Matcher password = PASSWORD_NAME.matcher(uri);
         while (password.find()) {
-            String value = uri.substring(password.end());
-            add(secrets, value); // to the end: the password may hold '&'
+            String value = uri.substring(password.end()); // to the end: the password may hold '&'
             int amp = value.indexOf('&');
-            if (amp >= 0) {
-                add(secrets, value.substring(0, amp)); // what a driver that splits at '&' takes for the password
+            String first = amp >= 0 ? value.substring(0, amp) : value; // what a driver that splits at '&' takes for the password
+            if (first.matches(ORDINARY + "+") && ORDINARY_PARAMS.matcher(value.substring(first.length())).matches()) {
+                addAsPassword(secrets, first);
+            } else {
+                addAnywhere(secrets, value);
+                if (amp >= 0) {
+                    addAnywhere(secrets, first);
+                }
             }
         }
         return secrets;
     }
 
-    /** {@code text} with every occurrence of each secret, longest first, replaced by {@code ***}. */
-    public static String scrub(String text, Collection<String> secrets) {
+    /**
+     * {@code text} with each secret masked by {@code ***}: those masked anywhere first, longest first,
+     * then the ordinary passwords where they stand as passwords, which covers every whole copy of
+     * the URL they came from.
+     */
+    public static String scrub(String text, Collection<Secret> secrets) {
         if (text == null || secrets.isEmpty()) {
             return text;
         }
-        List<String> ordered = new ArrayList<>(secrets);
-        ordered.sort(Comparator.comparingInt(String::length).reversed());
+        List<Secret> ordered = new ArrayList<>(secrets);
+        ordered.sort(Comparator.comparing((Secret secret) -> !secret.anywhere()).thenComparing(secret -> -secret.text.length()));
         String out = text;
-        for (String secret : ordered) {
-            out = out.replace(secret, MASK);
+        for (Secret secret : ordered) {
+            out = secret.maskIn(out);
         }
         return out;
     }
 
-    private static void add(Set<String> secrets, String candidate) {
+    private static void addAsPassword(Set<Secret> secrets, String password) {
+        if (!password.isEmpty()) {
+            secrets.add(Secret.asPassword(password));
+        }
+    }
+
+    private static void addAnywhere(Set<Secret> secrets, String candidate) {
         for (String form : List.of(candidate, decode(candidate), candidate.strip())) {
             if (form.length() >= MIN_SECRET && !form.toLowerCase(Locale.ROOT).equals("null")) {
-                secrets.add(form);
+                secrets.add(Secret.anywhere(form));
             }
             for (String fragment : DELIMITERS.split(form)) {
                 if (fragment.length() >= MIN_FRAGMENT && !fragment.equals(form)) {
-                    secrets.add(fragment);
+                    secrets.add(Secret.anywhere(fragment));
                 }
             }
         }
@@ -144,6 +175,64 @@ public final class Redaction {
             return URLDecoder.decode(text.replace("+", "%2B"), StandardCharsets.UTF_8);
         } catch (IllegalArgumentException e) {
             return text; // a malformed escape: the raw form is what may be repeated
+        }
+    }
+
+    /**
+     * A secret and where a text may hold it: anywhere, or only where it stands as a password (after
+     * {@code password=}, {@code pass=}, {@code pwd=}, {@code secret=} or {@code token=} in any case,
+     * or in user-info: {@code ://user:secret@}, {@code ://secret@}), raw or percent-encoded.
+     * Its {@code toString} never shows it.
+     */
+    public static final class Secret {
+        private final String text;
+        /** Where the secret stands as a password, what comes before it as group 1 or 2; null when it is masked anywhere. */
+        private final Pattern asPassword;
+
+        private Secret(String text, Pattern asPassword) {
+            this.text = text;
+            this.asPassword = asPassword;
+        }
+
+        /** A secret masked wherever it appears. */
+        public static Secret anywhere(String text) {
+            return new Secret(Objects.requireNonNull(text, "text"), null);
+        }
+
+        /** A password masked only where it stands as a password; a word equal to it elsewhere stays. */
+        public static Secret asPassword(String password) {
+            String forms = Pattern.quote(password);
+            String encoded = URLEncoder.encode(password, StandardCharsets.UTF_8);
+            if (!encoded.equals(password)) {
+                forms = "(?:" + forms + "|" + Pattern.quote(encoded) + ")";
+            }
+            String parameter = "((?<![A-Za-z0-9_])(?i:password|pass|pwd|secret|token)=)" + forms + "(?!" + ORDINARY + ")";
+            String userInfo = "(://(?:" + ORDINARY + "*:)?)" + forms + "(?=@)";
+            return new Secret(password, Pattern.compile(parameter + "|" + userInfo));
+        }
+
+        /** Whether this secret is masked wherever it appears. */
+        public boolean anywhere() {
+            return asPassword == null;
+        }
+
+        String maskIn(String text) {
+            return asPassword == null ? text.replace(this.text, MASK) : asPassword.matcher(text).replaceAll("$1$2" + Matcher.quoteReplacement(MASK));
+        }
+
+        @Override
+        public boolean equals(Object other) {
+            return other instanceof Secret secret && secret.text.equals(text) && secret.anywhere() == anywhere();
+        }
+
+        @Override
+        public int hashCode() {
+            return Objects.hash(text, anywhere());
+        }
+
+        @Override
+        public String toString() {
+            return anywhere() ? "Secret[anywhere]" : "Secret[as a password]";
         }
     }
 }

@@ -50,4 +50,44 @@ class RedactionTest {
         String text = "AUTH p@ss/word failed; url p%40ss%2Fword";
         assertThat(Redaction.scrub(text, Redaction.secretsOf(url))).doesNotContain("p@ss/word").doesNotContain("p%40ss%2Fword");
     }
+
+    /** The everyday local URL: its password is also its user's name and part of its scheme, and only the password is masked. */
+    @Test
+    void anOrdinaryPasswordIsMaskedWhereItStandsOnly() {
+        String url = "jdbc:postgresql://127.0.0.1:5432/test?user=postgres&password=postgres";
+        String message = "database at jdbc:postgresql://127.0.0.1:5432/test is unreachable: FATAL: password authentication failed"
+                + " for user \"postgres\" (url " + url + ", password=postgres)";
+        assertThat(Redaction.scrub(message, Redaction.secretsOf(url))).isEqualTo("database at jdbc:postgresql://127.0.0.1:5432/test is"
+                + " unreachable: FATAL: password authentication failed for user \"postgres\""
+                + " (url jdbc:postgresql://127.0.0.1:5432/test?user=postgres&password=***, password=***)");
+    }
+
+    @Test
+    void anOrdinaryPasswordIsMaskedInUserInfoAndInEveryPasswordParameter() {
+        var secrets = Redaction.secretsOf("jdbc:postgresql://postgres:postgres@127.0.0.1:5432/test");
+        assertThat(Redaction.scrub("jdbc:postgresql://postgres:postgres@127.0.0.1:5432/test user postgres", secrets))
+                .isEqualTo("jdbc:postgresql://postgres:***@127.0.0.1:5432/test user postgres");
+        assertThat(Redaction.scrub("PASSWORD=postgres pwd=postgres; token=postgres&x secret=postgresql", secrets))
+                .isEqualTo("PASSWORD=*** pwd=***; token=***&x secret=postgresql");
+        assertThat(Redaction.scrub("redis-sentinel://s3cret.pw@h:26379#m and s3cret.pw",
+                Redaction.secretsOf("redis-sentinel://s3cret.pw@h:26379,h:26380#m"))).isEqualTo("redis-sentinel://***@h:26379#m and s3cret.pw");
+        assertThat(Redaction.scrub("pass=a~b pass=a%7Eb", Redaction.secretsOf("jdbc:mariadb://h/db?user=u&pass=a~b&ssl=true")))
+                .isEqualTo("pass=*** pass=***");
+    }
+
+    /** What a driver may take for part of the password, or split at, keeps the password masked everywhere, as its pieces. */
+    @Test
+    void aPasswordADriverMayMisreadIsMaskedEverywhere() {
+        assertThat(Redaction.scrub("Incorrect port value : s3cret, and s3cret", Redaction.secretsOf("jdbc:mariadb://root:s3cret/@word@h/x")))
+                .doesNotContain("s3cret");
+        assertThat(Redaction.scrub("unknown property b, host postgres", Redaction.secretsOf("jdbc:postgresql://h/x?password=postgres&b")))
+                .doesNotContain("postgres");
+        assertThat(Redaction.scrub("user postgres%", Redaction.secretsOf("jdbc:postgresql://postgres%@h/x"))).doesNotContain("postgres");
+    }
+
+    @Test
+    void aSecretNeverPrintsItself() {
+        assertThat(Redaction.secretsOf("redis://:hunter2@h").toString()).doesNotContain("hunter2");
+        assertThat(Redaction.secretsOf("redis://:hunter2/@h").toString()).doesNotContain("hunter2");
+    }
 }

@@ -1,5 +1,6 @@
 package dev.fenced.fleet;
 
+import dev.fenced.internal.Durations;
 import io.nats.client.Connection;
 import io.nats.client.JetStreamApiException;
 import io.nats.client.JetStreamManagement;
@@ -197,7 +198,7 @@ public final class JobStream {
     private static Duration positive(String what, Duration value, Duration min, Duration max) {
         Objects.requireNonNull(value, what);
         if (value.compareTo(min) < 0 || value.compareTo(max) > 0) {
-            throw new IllegalArgumentException(what + " must be " + min + " to " + max + ", got " + value);
+            throw new IllegalArgumentException(what + " must be " + Durations.human(min) + " to " + Durations.human(max) + ", got " + Durations.human(value));
         }
         return value;
     }

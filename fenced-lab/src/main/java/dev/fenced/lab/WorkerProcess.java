@@ -3,6 +3,7 @@ package dev.fenced.lab;
 import dev.fenced.cli.EventCodec;
 import dev.fenced.cli.EventLine;
 import dev.fenced.cli.FencedCli;
+import dev.fenced.internal.Durations;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -153,13 +154,13 @@ final class WorkerProcess implements AutoCloseable {
             }
             sleep(5);
         }
-        throw new IllegalStateException("worker " + name + " did not reach " + what + " within " + timeout + ": " + stderrTail());
+        throw new IllegalStateException("worker " + name + " did not reach " + what + " within " + Durations.human(timeout) + ": " + stderrTail());
     }
 
     int awaitExit(Duration timeout) {
         try {
             if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-                throw new IllegalStateException("worker " + name + " still running after " + timeout + ": " + stderrTail());
+                throw new IllegalStateException("worker " + name + " still running after " + Durations.human(timeout) + ": " + stderrTail());
             }
             sleep(50);
             return process.exitValue();

@@ -32,6 +32,7 @@ final class RedisConnector {
     /** Cluster URLs: {@code redis-cluster://[user:password@]host:port[,host:port...]}, {@code rediss-cluster://} for TLS. */
     static final String CLUSTER = "redis-cluster://";
     static final String CLUSTER_TLS = "rediss-cluster://";
+    static final String SENTINEL = "redis-sentinel://";
 
     /**
      * @throws IllegalArgumentException for a malformed URL, naming it without its secrets
@@ -40,7 +41,7 @@ final class RedisConnector {
     static Opened open(String uri, Duration commandTimeout, ClientResources resources, ClientOptions options, RedisTls tls,
                        CommandListener listener, RedisErrors errors) {
         boolean cluster = uri != null && (uri.startsWith(CLUSTER) || uri.startsWith(CLUSTER_TLS));
-        List<RedisURI> seeds = cluster ? clusterSeeds(uri, errors.server()) : List.of(parse(uri, errors.server()));
+        List<RedisURI> seeds = cluster ? clusterSeeds(uri, errors.server()) : List.of(parse(uri, errors.server(), null));
         for (RedisURI seed : seeds) {
             seed.setTimeout(commandTimeout);
             if (tls != null) {
@@ -107,9 +108,10 @@ final class RedisConnector {
 
     /** Each {@code host:port} of a cluster URL as a URL of its own, with the user-info and TLS of the whole. */
     private static List<RedisURI> clusterSeeds(String uri, String redacted) {
-        String malformed = "malformed Redis Cluster URL " + redacted + ": expected redis-cluster://[user:password@]host:port[,host:port...]";
+        String clusterScheme = uri.startsWith(CLUSTER_TLS) ? CLUSTER_TLS : CLUSTER;
+        String malformed = "malformed Redis Cluster URL " + redacted + ": expected " + clusterScheme + "[user:password@]host:port[,host:port...]";
         String scheme = uri.startsWith(CLUSTER_TLS) ? "rediss://" : "redis://";
-        String rest = uri.substring(uri.startsWith(CLUSTER_TLS) ? CLUSTER_TLS.length() : CLUSTER.length());
+        String rest = uri.substring(clusterScheme.length());
         int at = rest.lastIndexOf('@');
         String userInfo = at >= 0 ? rest.substring(0, at + 1) : "";
         String hosts = rest.substring(at + 1);
@@ -125,7 +127,7 @@ final class RedisConnector {
             if (host.isBlank()) {
                 throw new IllegalArgumentException(malformed);
             }
-            seeds.add(parse(scheme + userInfo + host.strip(), redacted));
+            seeds.add(parse(scheme + userInfo + host.strip(), redacted, malformed));
         }
         return seeds;
     }
@@ -147,23 +149,27 @@ final class RedisConnector {
         throw new IllegalArgumentException("a store runs on a RedisClient or a RedisClusterClient, not a " + client.getClass().getName());
     }
 
-    private static RedisURI parse(String uri, String redacted) {
+    /** {@code uri} as Lettuce reads it; {@code malformedCluster} names the cluster's form when {@code uri} is one of its seeds. */
+    private static RedisURI parse(String uri, String redacted, String malformedCluster) {
         if (uri == null || uri.isBlank()) {
             throw new IllegalArgumentException("Redis URL must not be blank");
         }
-        if (!uri.startsWith("redis://") && !uri.startsWith("rediss://") && !uri.startsWith("redis-sentinel://")) {
+        boolean sentinel = uri.startsWith(SENTINEL);
+        if (!uri.startsWith("redis://") && !uri.startsWith("rediss://") && !sentinel) {
             throw new IllegalArgumentException("Redis URL must start with redis://, rediss://, redis-sentinel://, redis-cluster://"
                     + " or rediss-cluster://, got " + redacted);
         }
         // java.net.URI's and Lettuce's messages can quote the URL, password included; ours name only the server.
-        String malformed = "malformed Redis URL " + redacted + ": expected redis://[user:password@]host[:port][/db]";
+        String malformed = malformedCluster != null ? malformedCluster
+                : sentinel ? "malformed Redis Sentinel URL " + redacted + ": expected " + SENTINEL + "[password@]host:port[,host:port]#master"
+                : "malformed Redis URL " + redacted + ": expected " + uri.substring(0, uri.indexOf("://") + 3) + "[user:password@]host[:port][/db]";
         URI parsed;
         try {
             parsed = new URI(uri);
         } catch (URISyntaxException e) {
             throw new IllegalArgumentException(malformed);
         }
-        if (parsed.getHost() == null) {
+        if (parsed.getHost() == null && !sentinel) { // several Sentinels have no one host: Lettuce checks each
             throw new IllegalArgumentException(malformed);
         }
         try {

@@ -14,9 +14,9 @@ import java.util.Set;
  */
 final class RedisErrors {
     private final String server;
-    private final Set<String> secrets;
+    private final Set<Redaction.Secret> secrets;
 
-    private RedisErrors(String server, Set<String> secrets) {
+    private RedisErrors(String server, Set<Redaction.Secret> secrets) {
         this.server = server;
         this.secrets = secrets;
     }

@@ -387,4 +387,23 @@ class RedisLeaseStoreTest extends LeaseStoreContract {
         assertThatThrownBy(() -> RedisLeaseStore.builder("redis://:pw@host:notaport").build())
                 .isInstanceOf(IllegalArgumentException.class).hasMessageNotContaining(":pw@");
     }
+
+    /** A malformed URL is told the form of its own scheme, not the plain redis:// one. */
+    @Test
+    void aMalformedUrlIsToldTheFormOfItsScheme() {
+        assertThatThrownBy(() -> RedisLeaseStore.builder("redis-sentinel://127.0.0.1:6379").build()).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("malformed Redis Sentinel URL redis-sentinel://127.0.0.1:6379: expected"
+                        + " redis-sentinel://[password@]host:port[,host:port]#master");
+        assertThatThrownBy(() -> RedisLeaseStore.builder("rediss-cluster://127.0.0.1:notaport").build()).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("expected rediss-cluster://[user:password@]host:port[,host:port...]");
+        assertThatThrownBy(() -> RedisLeaseStore.builder("rediss://:pw@127.0.0.1:notaport").build()).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("expected rediss://[user:password@]host[:port][/db]");
+    }
+
+    /** The Sentinel form the message gives, with several Sentinels, is a URL the store takes: it gets as far as connecting. */
+    @Test
+    void severalSentinelsAreOneUrl() {
+        assertThatThrownBy(() -> RedisLeaseStore.builder("redis-sentinel://127.0.0.1:1,127.0.0.1:2#mymaster").commandTimeout(Duration.ofSeconds(2))
+                .build()).isInstanceOf(StoreUnavailableException.class).hasMessageContaining("redis-sentinel://127.0.0.1:1,127.0.0.1:2");
+    }
 }
