@@ -43,7 +43,7 @@ class MigrateCliTest {
                 CliRun.of("status", "--merchant", merchant, "--db-url", db, "--redis-url", redis),
                 CliRun.of("status", "--all", "--json", "--db-url", db, "--redis-url", redis),
                 CliRun.of("reconcile", "--merchant", merchant, "--db-url", db, "--gateway-url", "http://127.0.0.1:1"),
-                CliRun.of("doctor", "--db-url", db)}) {
+                CliRun.of("doctor", "--redis-url=", "--db-url", db)}) {
             assertThat(run.exit()).as(run.both()).isEqualTo(FencedCli.RUNTIME_FAILURE);
             assertThat(run.oneLineError()).as(run.stderr()).isTrue();
             assertThat(run.stderr()).contains("no refund table", "fenced migrate").doesNotContain("relation", "doesn't exist");
@@ -59,7 +59,7 @@ class MigrateCliTest {
         assertThat(again.exit()).as(again.both()).isZero();
         assertThat(again.stdout()).startsWith("schema of " + database + " is up to date (refund, ");
 
-        CliRun doctor = CliRun.of("doctor", "--db-url", db);
+        CliRun doctor = CliRun.of("doctor", "--redis-url=", "--db-url", db);
         assertThat(doctor.exit()).as(doctor.both()).isZero();
         assertThat(doctor.stdout().lines()).containsExactly("fence_counter: ok", "fence_guard: ok", "refund: ok");
         CliRun status = CliRun.of("status", "--merchant", merchant, "--db-url", db, "--redis-url", redis);
@@ -68,7 +68,7 @@ class MigrateCliTest {
         try (Connection c = DriverManager.getConnection(db); Statement s = c.createStatement()) {
             s.execute("DROP TABLE fence_counter");
         }
-        CliRun noCounter = CliRun.of("doctor", "--db-url", db);
+        CliRun noCounter = CliRun.of("doctor", "--redis-url=", "--db-url", db);
         assertThat(noCounter.exit()).isEqualTo(FencedCli.RUNTIME_FAILURE);
         assertThat(noCounter.stdout()).contains("fence_counter: no such table").contains("fenced migrate").contains("refund: ok");
     }

@@ -28,6 +28,7 @@ public final class RedisKeys {
     private final String fenceStart;
     private final String epochStart;
     private final String issuerStart;
+    private final String epochTicketStart;
 
     private RedisKeys(String prefix) {
         this.prefix = prefix;
@@ -35,6 +36,7 @@ public final class RedisKeys {
         this.fenceStart = prefix + "fence:{";
         this.epochStart = prefix + "fence-epoch:{";
         this.issuerStart = prefix + "fence-issuer:{";
+        this.epochTicketStart = prefix + "fence-epoch-ticket:{";
     }
 
     /**
@@ -91,6 +93,18 @@ public final class RedisKeys {
      */
     public String issuerKey(String resource) {
         return issuerStart + LeaseArguments.requireValidResource(resource) + "}";
+    }
+
+    /**
+     * The key that holds the ticket a new epoch must be installed with, for stores with
+     * {@code tokenEpochs}: made by the refusal that asks for a new epoch, consumed by the install,
+     * expiring after a minute; lost with the rest, so that an epoch drawn before a loss is never
+     * installed after it.
+     *
+     * @throws IllegalArgumentException for a resource name {@link LeaseArguments#requireValidResource} refuses
+     */
+    public String epochTicketKey(String resource) {
+        return epochTicketStart + LeaseArguments.requireValidResource(resource) + "}";
     }
 
     // Redis Cluster hashes only the part between the first '{' and the next '}', and a script may

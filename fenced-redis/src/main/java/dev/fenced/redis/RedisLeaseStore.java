@@ -237,12 +237,13 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
      * for the server that asked; if the keys moved to another server meanwhile, Redis asks again.
      */
     private Optional<Lease> acquireInEpoch(String resource, Duration ttl, String ownerId, String[] resourceKeys) {
-        String[] epochKeys = {resourceKeys[0], resourceKeys[1], keys.epochKey(resource), resourceKeys[2]};
+        String[] epochKeys = {resourceKeys[0], resourceKeys[1], keys.epochKey(resource), resourceKeys[2], keys.epochTicketKey(resource)};
         String newEpoch = "";
         String server = "";
+        String ticket = "";
         for (int attempt = 0; attempt < 3; attempt++) {
             List<Object> reply = calls.scriptList(RedisScripts.ACQUIRE_IN_EPOCH, epochKeys, ownerId, Long.toString(ttl.toMillis()),
-                    newEpoch, server, issuer.recorded());
+                    newEpoch, server, issuer.recorded(), ticket, UUID.randomUUID().toString());
             long counter = (Long) reply.get(0);
             long held = (Long) reply.get(1);
             if (counter == RedisScripts.HELD) {
@@ -255,6 +256,7 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
                 return Optional.of(new RedisLease(resource, (held << EPOCH_SHIFT) | counter, ownerId, resourceKeys[0], calls, observer));
             }
             server = (String) reply.get(2);
+            ticket = (String) reply.get(3);
             long drawn = tokenEpochs.nextToken(resource);
             if (drawn <= held || drawn > MAX_EPOCH) {
                 throw new IllegalStateException("the token epoch source gave " + drawn + " for '" + resource + "', which is not above the"
@@ -324,7 +326,7 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
         }
         String counter = issuer == TokenIssuer.REDIS ? Long.toString(highestIssued) : "";
         boolean switched = calls.script(RedisScripts.SWITCH_ISSUER, new String[] {keys.lockKey(resource), keys.fenceKey(resource),
-                keys.epochKey(resource), keys.issuerKey(resource)}, issuer.recorded(), counter) == 1;
+                keys.epochKey(resource), keys.issuerKey(resource), keys.epochTicketKey(resource)}, issuer.recorded(), counter) == 1;
         if (switched) {
             try (MDC.MDCCloseable r = MDC.putCloseable(LogKeys.RESOURCE, resource)) {
                 LOG.warn("tokens of {} now come from {}, above {}", resource, issuer.recorded(), highestIssued);
@@ -453,7 +455,8 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
         String fenceKey = keys.fenceKey(resource);
         String epochKey = keys.epochKey(resource);
         String issuerKey = keys.issuerKey(resource);
-        return calls.call(redis -> redis.del(lockKey, fenceKey, epochKey, issuerKey)) > 0;
+        String ticketKey = keys.epochTicketKey(resource);
+        return calls.call(redis -> redis.del(lockKey, fenceKey, epochKey, issuerKey, ticketKey)) > 0;
     }
 
     private String newOwnerId() {

@@ -96,6 +96,15 @@ final class RedisScripts {
      * later replicate a script's effects, not the script) and answers from memory; it is read on
      * every call because a failover gives no other sign inside Redis.
      *
+     * <p>An epoch is installed only with the draw ticket of the refusal it was drawn after (KEYS[5],
+     * made by the first refusal and consumed by the install, expiring after a minute), so that an
+     * epoch drawn before a loss is never installed after it: a client that drew epoch 24, paused,
+     * and came back after another had installed epoch 30 and Redis had then lost it (FLUSHALL, the
+     * counter gone) would otherwise install 24 on the emptied server and issue tokens below 30's.
+     * The loss took the ticket with it; the stale client is refused and draws again, above 30. Every
+     * install happens after its ticket was made, every draw for it after that, and every earlier
+     * install either consumed an earlier ticket or lost it: installed epochs rise on one server.
+     *
      * <p>The issuer is checked first, as in {@link #ACQUIRE}.
      *
      * <pre>
@@ -103,14 +112,16 @@ final class RedisScripts {
      * KEYS[2] counter key    ARGV[3] a new epoch from the durable source, or ''
      * KEYS[3] epoch key      ARGV[4] the server ARGV[3] was drawn for, as the last refusal named it
      * KEYS[4] issuer key     ARGV[5] this store's issuer, 'epochs'
-     * returns {counter, epoch, ''} granted | {0, 0, ''} held | {-1, epoch held or 0, server} draw a new epoch
-     *     | {-3, 0, recorded issuer} another issuer
+     * KEYS[5] ticket key     ARGV[6] the ticket the last refusal named, or ''
+     *                        ARGV[7] a fresh random ticket, made the ticket when there is none
+     * returns {counter, epoch, '', ''} granted | {0, 0, '', ''} held
+     *     | {-1, epoch held or 0, server, ticket} draw a new epoch | {-3, 0, recorded issuer, ''} another issuer
      * </pre>
      */
     static final String ACQUIRE_IN_EPOCH = """
             local issuer = redis.call('GET', KEYS[4])
             if issuer and issuer ~= ARGV[5] then
-              return {-3, 0, issuer}
+              return {-3, 0, issuer, ''}
             end
             local info = redis.pcall('INFO', 'server', 'replication')
             if type(info) ~= 'string' then
@@ -118,7 +129,12 @@ final class RedisScripts {
               info = redis.call('INFO', 'server') .. redis.call('INFO', 'replication')
             end
             local server = string.match(info, 'run_id:(%x+)') .. '/' .. string.match(info, 'master_replid:(%x+)')
-            if ARGV[3] ~= '' and ARGV[4] == server then
+            local function drawAgain(epoch)
+              redis.call('SET', KEYS[5], ARGV[7], 'NX', 'PX', 60000)
+              return {-1, epoch, server, redis.call('GET', KEYS[5])}
+            end
+            if ARGV[3] ~= '' and ARGV[4] == server and redis.call('GET', KEYS[5]) == ARGV[6] then
+              redis.call('DEL', KEYS[5])
               local now = redis.call('GET', KEYS[3])
               if not now or tonumber(ARGV[3]) > tonumber(string.match(now, '^(%d+)')) then
                 redis.call('SET', KEYS[3], ARGV[3] .. ':' .. server)
@@ -127,25 +143,25 @@ final class RedisScripts {
             end
             local held = redis.call('GET', KEYS[3])
             if not held then
-              return {-1, 0, server}
+              return drawAgain(0)
             end
             local epoch, since = string.match(held, '^(%d+):(.+)$')
             if since ~= server or redis.call('EXISTS', KEYS[2]) == 0 then
-              return {-1, tonumber(epoch), server}
+              return drawAgain(tonumber(epoch))
             end
             if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-              return {0, 0, ''}
+              return {0, 0, '', ''}
             end
             local counter = redis.call('INCR', KEYS[2])
             if counter > 16777215 then
               -- The epoch's 24 bits are spent: a new epoch, rather than a token that overflows into it.
               redis.call('DEL', KEYS[1])
-              return {-1, tonumber(epoch), server}
+              return drawAgain(tonumber(epoch))
             end
             if not issuer then
               redis.call('SET', KEYS[4], ARGV[5])
             end
-            return {counter, tonumber(epoch), ''}
+            return {counter, tonumber(epoch), '', ''}
             """;
 
     /**
@@ -205,7 +221,7 @@ final class RedisScripts {
      * an epoch) and a durable source (which needs none).
      *
      * <pre>
-     * KEYS[1] lock key   KEYS[2] counter key   KEYS[3] epoch key   KEYS[4] issuer key
+     * KEYS[1] lock key   KEYS[2] counter key   KEYS[3] epoch key   KEYS[4] issuer key   KEYS[5] epoch ticket key
      * ARGV[1] the new issuer   ARGV[2] the counter to set, or ''
      * returns 1 switched | 0 a lease is live
      * </pre>
@@ -215,7 +231,7 @@ final class RedisScripts {
               return 0
             end
             redis.call('SET', KEYS[4], ARGV[1])
-            redis.call('DEL', KEYS[3])
+            redis.call('DEL', KEYS[3], KEYS[5])
             if ARGV[2] ~= '' then
               redis.call('SET', KEYS[2], ARGV[2])
             else

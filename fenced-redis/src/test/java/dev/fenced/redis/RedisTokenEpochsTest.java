@@ -91,6 +91,58 @@ class RedisTokenEpochsTest {
         }
     }
 
+    /**
+     * The chaos run's "token did not increase": A is refused for want of an epoch and draws 24, but
+     * stalls before it installs it; B draws 30, installs it and is granted; Redis loses the keys
+     * (FLUSHALL); A comes back and would install 24 on the emptied server, below every token of 30.
+     * The loss took the draw ticket A's epoch was drawn for, so A is refused and draws again. The
+     * control puts A's ticket back after the loss, as nothing tied an epoch to its refusal before:
+     * A's stale epoch is installed and its token goes back.
+     */
+    @Test
+    void anEpochDrawnBeforeALossIsNeverInstalledAfterIt() throws Exception {
+        for (boolean control : new boolean[] {false, true}) {
+            try (EmbeddedRedis redis = EmbeddedRedis.start(); RedisClient client = RedisClient.create(redis.uri());
+                 StatefulRedisConnection<String, String> direct = client.connect()) {
+                String resource = freshResource();
+                java.util.concurrent.CountDownLatch drawn = new java.util.concurrent.CountDownLatch(1);
+                java.util.concurrent.CountDownLatch resume = new java.util.concurrent.CountDownLatch(1);
+                java.util.concurrent.atomic.AtomicBoolean first = new java.util.concurrent.atomic.AtomicBoolean(true);
+                TokenSource stalling = r -> {
+                    long epoch = epochs().nextToken(r);
+                    if (first.getAndSet(false)) {
+                        drawn.countDown();
+                        try { // A stalls between its draw and its install, as a paused process would
+                            assertThat(resume.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+                        } catch (InterruptedException e) {
+                            throw new IllegalStateException(e);
+                        }
+                    }
+                    return epoch;
+                };
+                try (RedisLeaseStore a = RedisLeaseStore.builder(redis.uri()).tokenEpochs(stalling).build();
+                     RedisLeaseStore b = store(redis.uri(), true)) {
+                    var staleA = java.util.concurrent.CompletableFuture.supplyAsync(() -> Failovers.tokenOnce(a, resource));
+                    assertThat(drawn.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+                    String ticket = direct.sync().get(a.keys().epochTicketKey(resource));
+                    assertThat(ticket).as("A's refusal made the draw ticket").isNotNull();
+                    long granted = Failovers.tokenOnce(b, resource);
+                    direct.sync().flushall();
+                    if (control) {
+                        direct.sync().set(a.keys().epochTicketKey(resource), ticket);
+                    }
+                    resume.countDown();
+                    long afterLoss = staleA.get(30, java.util.concurrent.TimeUnit.SECONDS);
+                    if (control) {
+                        assertThat(afterLoss).as("control: A's stale epoch installed after the loss").isLessThan(granted);
+                    } else {
+                        assertThat(afterLoss).as("A drew again, above B's epoch").isGreaterThan(granted);
+                    }
+                }
+            }
+        }
+    }
+
     @Test
     void anEvictedCounterOrEpochKeyStartsANewEpoch() {
         try (EmbeddedRedis redis = EmbeddedRedis.start(); RedisLeaseStore store = store(redis.uri(), true);
