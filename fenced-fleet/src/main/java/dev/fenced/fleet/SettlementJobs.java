@@ -106,7 +106,10 @@ public final class SettlementJobs {
         return statusOf(connection, stream).orElseThrow();
     }
 
-    /** The job stream's state, read without creating or changing anything; empty when the stream does not exist. */
+    /**
+     * The job stream's state, read without creating or changing anything; empty when the stream
+     * does not exist. Handed-back jobs are told from held ones as {@link JobQueueStatus} says.
+     */
     public static Optional<JobQueueStatus> statusOf(Connection connection, JobStream stream) {
         try {
             JetStreamManagement management = connection.jetStreamManagement();
@@ -116,7 +119,12 @@ public final class SettlementJobs {
             }
             ConsumerInfo consumer = management.getConsumerInfo(stream.stream(), stream.consumer());
             long dead = streams.contains(stream.deadStream()) ? management.getStreamInfo(stream.deadStream()).getStreamState().getMsgCount() : 0;
-            return Optional.of(new JobQueueStatus(consumer.getNumPending(), consumer.getNumAckPending(), consumer.getRedelivered(), dead));
+            long ackPending = consumer.getNumAckPending();
+            long ackFloor = consumer.getAckFloor() == null ? 0 : consumer.getAckFloor().getStreamSequence();
+            long recorded = streams.contains("KV_" + stream.handedBackBucket()) ? HandedBackJobs.count(connection, stream, ackFloor) : 0;
+            // A record read just before its job was acked may outnumber ack-pending for a moment.
+            long handedBack = Math.min(recorded, ackPending);
+            return Optional.of(new JobQueueStatus(consumer.getNumPending(), handedBack, ackPending - handedBack, consumer.getRedelivered(), dead));
         } catch (IOException | JetStreamApiException e) {
             throw new StoreUnavailableException("could not read the job stream " + stream.stream() + ": " + e.getMessage(), e);
         }
