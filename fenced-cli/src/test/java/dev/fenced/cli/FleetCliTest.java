@@ -106,6 +106,52 @@ class FleetCliTest {
     }
 
     /**
+     * A job dead-lettered by a real worker (the gateway unreachable, one delivery allowed): status
+     * names the command that retries it, that command sends it back, and a worker settles it.
+     */
+    @Test
+    void statusSaysHowToRetryTheDeadLettersAndRequeueSendsThemBack() throws Exception {
+        String stream = freshStream();
+        String merchant = "m_" + UUID.randomUUID().toString().substring(0, 8);
+        CliRun seeded = CliRun.of("seed", "--merchant", merchant, "--refunds", "3", "--total", "30.00", "--db-url", DB, "--enqueue",
+                "--nats-url", TestNats.url(), "--stream", stream);
+        assertThat(seeded.exit()).as(seeded.both()).isZero();
+        List<String> status = List.of("status", "--all", "--limit", "1", "--db-url", DB, "--redis-url", TestRedis.uri(),
+                "--nats-url", TestNats.url(), "--stream", stream);
+        Process worker = null;
+        try (io.nats.client.Connection nats = Broker.connect(TestNats.url(), Duration.ofSeconds(5), "fleet-cli-test")) {
+            try {
+                worker = workerProcess(stream, "http://127.0.0.1:1", "--max-deliver", "1");
+                await("the worker process to dead-letter the job").atMost(Duration.ofMinutes(1))
+                        .until(() -> jobs(nats, stream).deadLetters() == 1);
+                drain(worker);
+                CliRun dead = CliRun.of(status);
+                String advice = "retry the dead letters: fenced requeue --nats-url " + TestNats.url() + " --stream " + stream;
+                assertThat(dead.stdout()).as(dead.both()).contains("0 waiting").contains("1 dead letters").contains(advice);
+
+                CliRun requeued = CliRun.of(advice.substring(advice.indexOf("requeue")).split(" "));
+                assertThat(requeued.exit()).as(requeued.both()).isZero();
+                assertThat(requeued.stdout()).isEqualTo("requeued 1 dead-lettered job from " + stream + "_DEAD to " + stream + "\n");
+                CliRun after = CliRun.of(status);
+                assertThat(after.stdout()).as(after.both()).contains("job stream: 1 waiting").contains("0 dead letters")
+                        .doesNotContain("retry the dead letters");
+
+                try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build())) {
+                    worker = workerProcess(stream, gateway.url());
+                    await("the requeued job to be settled").atMost(Duration.ofMinutes(1)).until(() -> jobs(nats, stream).unfinished() == 0);
+                    drain(worker);
+                    assertThat(gateway.ledger()).filteredOn(refund -> refund.merchant().equals(merchant)).hasSize(3);
+                }
+            } finally {
+                if (worker != null) {
+                    worker.destroyForcibly();
+                }
+                JobStream.builder().stream(stream).build().delete(nats);
+            }
+        }
+    }
+
+    /**
      * Without a URL the first fleet command starts a nats-server of its own, which outlives it; the
      * next command uses the same one, so the two see one stream (the double enqueue is one job).
      */

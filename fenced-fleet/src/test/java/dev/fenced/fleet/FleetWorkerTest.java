@@ -307,4 +307,37 @@ class FleetWorkerTest {
             again.get(2, TimeUnit.MINUTES);
         }
     }
+
+    /**
+     * A dead-lettered job requeued is delivered again, also when its merchant's job was enqueued,
+     * dead-lettered and requeued before within the de-duplication window: the message id of the
+     * republished job must not make it a duplicate of a job that is gone. A dead letter that names
+     * no merchant is left where it is.
+     */
+    @Test
+    void aDeadLetteredJobRequeuedIsDeliveredAgainEvenTwiceWithinTheWindow() throws Exception {
+        JobStream stream = freshStream(Duration.ofSeconds(5), 1);
+        SettlementJobs jobs = SettlementJobs.on(nats, stream);
+        String merchant = seeded(3);
+        jobs.enqueue(merchant);
+        nats.jetStream().publish(stream.jobSubject("poison"), "not a merchant!".getBytes(StandardCharsets.UTF_8));
+        for (int round = 1; round <= 2; round++) {
+            List<JobEvent> failing = new CopyOnWriteArrayList<>();
+            runUntil(fleet(stream, "http://127.0.0.1:1", 1, failing).build(), failing,
+                    e -> e.type() == JobEvent.Type.DEAD_LETTERED && e.merchant().equals(merchant));
+            assertThat(jobs.status().deadLetters()).as("round %d", round).isEqualTo(2);
+
+            SettlementJobs.Requeued requeued = jobs.requeueDeadLetters();
+            assertThat(requeued.jobs()).as("round %d", round).singleElement()
+                    .satisfies(job -> assertThat(job.duplicate()).as("a new job, not a duplicate").isFalse());
+            assertThat(requeued.leftNotMerchants()).isEqualTo(1);
+            assertThat(jobs.status()).as("round %d", round).extracting(JobQueueStatus::waiting, JobQueueStatus::deadLetters)
+                    .containsExactly(1L, 1L);
+        }
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ofMillis(2)).build())) {
+            List<JobEvent> events = new CopyOnWriteArrayList<>();
+            runUntil(fleet(stream, gateway.url(), 1, events).build(), events, e -> e.type() == JobEvent.Type.ACKED);
+            assertPaidOnce(gateway, merchant, 3);
+        }
+    }
 }
