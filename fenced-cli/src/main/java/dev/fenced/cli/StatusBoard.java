@@ -94,8 +94,8 @@ final class StatusBoard {
         }
         if (page.jobs() != null) {
             JobQueueStatus jobs = page.jobs();
-            out.append(String.format("job stream: %d waiting, %d in progress, %d redelivered, %d dead letters%n", jobs.waiting(),
-                    jobs.inProgress(), jobs.redelivered(), jobs.deadLetters()));
+            out.append(String.format("job stream: %d waiting, %d handed back (waiting for redelivery), %d in progress, %d redelivered,"
+                    + " %d dead letters%n", jobs.waiting(), jobs.handedBack(), jobs.inProgress(), jobs.redelivered(), jobs.deadLetters()));
         } else if (page.jobsUnknown() != null) {
             out.append("job stream: ").append(page.jobsUnknown()).append('\n');
         }

@@ -9,6 +9,7 @@ import dev.fenced.fleet.JobQueueStatus;
 import dev.fenced.fleet.JobStream;
 import dev.fenced.fleet.SettlementJobs;
 import dev.fenced.gateway.GatewayRefund;
+import dev.fenced.internal.Redaction;
 import dev.fenced.redis.LeaseSnapshot;
 import dev.fenced.redis.RedisLeaseStore;
 import dev.fenced.settlement.Merchants;
@@ -17,8 +18,10 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 @Command(name = "status", mixinStandardHelpOptions = true,
         description = {"Show a merchant's lease, counter, refunds by state, highest fence and the gateway's view;",
@@ -47,6 +50,9 @@ final class StatusCommand implements Callable<Integer> {
 
     @Option(names = "--json", description = "print one JSON document")
     boolean json;
+
+    @Spec
+    CommandSpec spec;
 
     @Mixin
     Connections connections;
@@ -99,9 +105,27 @@ final class StatusCommand implements Callable<Integer> {
         if (json) {
             System.out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(report));
         } else {
-            System.out.print(report.text());
+            System.out.print(report.text() + retryLine(jobs.status()));
         }
         return 0;
+    }
+
+    /**
+     * With dead letters, the command that retries them, on this status's NATS and stream: the URL
+     * only when given as an option (the variable applies to both), without its credentials.
+     */
+    private String retryLine(JobQueueStatus jobs) {
+        if (jobs == null || jobs.deadLetters() == 0) {
+            return "";
+        }
+        StringBuilder command = new StringBuilder("fenced requeue");
+        if (spec.commandLine().getParseResult().hasMatchedOption("--nats-url") && nats.given()) {
+            command.append(" --nats-url ").append(Redaction.describe(nats.natsUrl));
+        }
+        if (!nats.stream.equals(JobStream.defaults().stream())) {
+            command.append(" --stream ").append(nats.stream);
+        }
+        return "retry the dead letters: " + command + System.lineSeparator();
     }
 
     /** The job stream with --nats-url: its state, or why it cannot be shown; neither without NATS. */
@@ -147,7 +171,7 @@ final class StatusCommand implements Callable<Integer> {
                     System.out.println(mapper.writeValueAsString(page)); // one document per line, also when watching
                 } else {
                     // On a terminal, redraw in place (cursor home, clear); elsewhere one board after another.
-                    System.out.print((terminal ? "\033[H\033[2J" : "") + StatusBoard.text(page));
+                    System.out.print((terminal ? "\033[H\033[2J" : "") + StatusBoard.text(page) + retryLine(jobs.status()));
                 }
                 System.out.flush();
                 if (watch == null || (watchTimes != null && drawn >= watchTimes)) {

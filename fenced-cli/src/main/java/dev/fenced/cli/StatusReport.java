@@ -47,8 +47,8 @@ public record StatusReport(String merchant, String leaseHolder, long leaseMillis
             line(out, "gatewayDuplicates", gatewayDuplicates);
         }
         if (jobs != null) {
-            line(out, "jobs (stream)", "waiting " + jobs.waiting() + ", in progress " + jobs.inProgress() + ", redelivered " + jobs.redelivered()
-                    + ", dead letters " + jobs.deadLetters());
+            line(out, "jobs (stream)", "waiting " + jobs.waiting() + ", handed back " + jobs.handedBack() + ", in progress " + jobs.inProgress()
+                    + ", redelivered " + jobs.redelivered() + ", dead letters " + jobs.deadLetters());
         }
         if (jobsUnknown != null) {
             line(out, "jobs (stream)", jobsUnknown);

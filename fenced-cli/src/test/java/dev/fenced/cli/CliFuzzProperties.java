@@ -68,6 +68,8 @@ public class CliFuzzProperties {
                 List.of()));
         out.add(new Command(List.of("enqueue"), ordered("--merchant", MERCHANT, "--nats-url", "nats://127.0.0.1:1"),
                 Map.of("--merchant", BAD_MERCHANTS, "--batch", List.of("a b", "x".repeat(65)), "--nats-url", BAD_NATS_URLS), List.of()));
+        out.add(new Command(List.of("requeue"), ordered("--nats-url", "nats://127.0.0.1:1"),
+                Map.of("--nats-url", BAD_NATS_URLS, "--stream", List.of("a b", "x.y", "")), List.of()));
         out.add(new Command(List.of("status"), ordered("--merchant", MERCHANT, "--db-url", DB, "--redis-url", REDIS),
                 Map.of("--merchant", BAD_MERCHANTS, "--db-url", BAD_DB_URLS, "--redis-url", BAD_REDIS_URLS), List.of()));
         out.add(new Command(List.of("reconcile"), with(urls, "--merchant", MERCHANT, "--ttl", "30s"),

@@ -98,7 +98,7 @@ class StatusAllTest {
                 CliRun text = CliRun.of("status", "--all", "--limit", "1000", "--db-url", DB, "--redis-url", REDIS, "--nats-url",
                         TestNats.url(), "--stream", stream);
                 assertThat(text.stdout()).contains("workers holding leases on this page: ").contains("worker-7 (")
-                        .contains("job stream: 1 waiting, 0 in progress, 0 redelivered, 0 dead letters");
+                        .contains("job stream: 1 waiting, 0 handed back (waiting for redelivery), 0 in progress, 0 redelivered, 0 dead letters");
 
                 CliRun missing = CliRun.of("status", "--all", "--limit", "1", "--db-url", DB, "--redis-url", REDIS, "--nats-url",
                         TestNats.url(), "--stream", stream + "_NONE");

@@ -42,6 +42,9 @@ import java.util.function.Function;
  *       handed back at once.</li>
  * </ul>
  *
+ * Every nak is recorded before it is sent, and the record deleted when the job is delivered again,
+ * so that the status tells a job handed back from one a worker holds ({@link JobQueueStatus}).
+ *
  * While a job runs, the worker sends an in-progress ack every AckWait / 3, so a slow live job keeps
  * its delivery; a paused or dead process stops heartbeating, JetStream redelivers its job, and the
  * next holder's token fences the old one out. A run whose lease was gone when it ended (it was
@@ -156,6 +159,11 @@ public final class FleetWorker {
         long sequence = message.metaData().streamSequence();
         long delivery = message.metaData().deliveredCount();
         String merchant = new String(message.getData(), StandardCharsets.UTF_8);
+        if (delivery > 1) {
+            long start = System.nanoTime();
+            answers.taken(sequence);
+            answers.brokerNanos.addAndGet(System.nanoTime() - start);
+        }
         emit(JobEvent.Type.RECEIVED, merchant, sequence, delivery, "delivery " + delivery);
         if (!Merchants.isValid(merchant)) {
             answers.deadLetter(message, "invalid", sequence, delivery, "not a merchant id");

@@ -24,6 +24,7 @@ final class JobAnswers {
     private final Duration retryDelay;
     private final Consumer<JobEvent> listener;
     private final ExcusedDeliveries excused;
+    private final HandedBackJobs handedBackJobs;
 
     final AtomicLong acked = new AtomicLong();
     final AtomicLong retried = new AtomicLong();
@@ -45,6 +46,12 @@ final class JobAnswers {
         this.retryDelay = retryDelay;
         this.listener = listener;
         this.excused = ExcusedDeliveries.of(connection, stream);
+        this.handedBackJobs = HandedBackJobs.of(connection, stream);
+    }
+
+    /** A delivery after the first: the job may have been handed back, and is held again. */
+    void taken(long sequence) {
+        handedBackJobs.taken(sequence);
     }
 
     /** The deliveries of a job that count towards its limit: those that tried it (see {@link ExcusedDeliveries}). */
@@ -93,12 +100,14 @@ final class JobAnswers {
 
     void handBack(Message message, String merchant, long sequence, long delivery, String why) {
         excused.excuse(sequence);
+        handedBackJobs.handedBack(sequence, delivery); // before the nak: a worker that takes the job at once then deletes it
         message.nak();
         handedBack.incrementAndGet();
         emit(JobEvent.Type.HANDED_BACK, merchant, sequence, delivery, why);
     }
 
     private void retry(Message message, String merchant, long sequence, long delivery, Duration delay, String why) {
+        handedBackJobs.handedBack(sequence, delivery);
         message.nakWithDelay(delay);
         retried.incrementAndGet();
         emit(JobEvent.Type.RETRY, merchant, sequence, delivery, why + ", again in " + delay.toMillis() + " ms");

@@ -36,6 +36,8 @@ import java.util.regex.Pattern;
  *       behind a long-running holder has not failed.</li>
  *   <li>Key-value bucket {@code FENCED_SETTLE_EXCUSED} (file storage, entries kept as long as
  *       dead letters): those excused deliveries per job, shared by the fleet's workers.</li>
+ *   <li>Key-value bucket {@code FENCED_SETTLE_HANDED_BACK} (the same settings): the jobs a worker
+ *       handed back that no worker has taken since, for the status ({@link JobQueueStatus}).</li>
  *   <li>Stream {@code FENCED_SETTLE_DEAD} on {@code fenced.settle.dead.<merchant>}, limits
  *       retention, file storage, kept 14 days: the dead letters, with the reason in a header.</li>
  * </ul>
@@ -113,6 +115,11 @@ public final class JobStream {
         return stream + "_EXCUSED";
     }
 
+    /** The key-value bucket of the jobs handed back and not yet taken again ({@link HandedBackJobs}): {@code <stream>_HANDED_BACK}. */
+    public String handedBackBucket() {
+        return stream + "_HANDED_BACK";
+    }
+
     /** The subject of a merchant's settlement job. */
     public String jobSubject(String merchant) {
         return subjects + "." + merchant;
@@ -141,7 +148,7 @@ public final class JobStream {
                 .retentionPolicy(RetentionPolicy.Limits).storageType(StorageType.File).maxAge(deadLetterAge).build();
         ensureStream(management, jobs);
         ensureStream(management, dead);
-        ensureExcusedBucket(connection.keyValueManagement());
+        ensureBuckets(connection.keyValueManagement());
         if (!configureConsumer && consumerExists(management)) {
             return;
         }
@@ -157,17 +164,20 @@ public final class JobStream {
     public void delete(Connection connection) throws IOException, JetStreamApiException {
         JetStreamManagement management = connection.jetStreamManagement();
         List<String> names = management.getStreamNames();
-        for (String name : List.of(stream, deadStream, "KV_" + excusedBucket())) {
+        for (String name : List.of(stream, deadStream, "KV_" + excusedBucket(), "KV_" + handedBackBucket())) {
             if (names.contains(name)) {
                 management.deleteStream(name);
             }
         }
     }
 
-    private void ensureExcusedBucket(KeyValueManagement buckets) throws IOException, JetStreamApiException {
-        if (!buckets.getBucketNames().contains(excusedBucket())) {
-            buckets.create(KeyValueConfiguration.builder().name(excusedBucket()).storageType(StorageType.File)
-                    .maxHistoryPerKey(1).ttl(deadLetterAge).build());
+    private void ensureBuckets(KeyValueManagement buckets) throws IOException, JetStreamApiException {
+        List<String> existing = buckets.getBucketNames();
+        for (String name : List.of(excusedBucket(), handedBackBucket())) {
+            if (!existing.contains(name)) {
+                buckets.create(KeyValueConfiguration.builder().name(name).storageType(StorageType.File)
+                        .maxHistoryPerKey(1).ttl(deadLetterAge).build());
+            }
         }
     }
 

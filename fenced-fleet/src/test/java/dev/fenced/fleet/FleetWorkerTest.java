@@ -1,6 +1,7 @@
 package dev.fenced.fleet;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
@@ -28,6 +29,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -273,7 +275,8 @@ class FleetWorkerTest {
             assertThat(between.count("sending")).as("claimed and left by the drain").isZero();
             assertThat(between.count("sent")).isBetween(8L, 59L);
             JobQueueStatus handedBack = jobs.status();
-            assertThat(handedBack.waiting() + handedBack.inProgress()).as("the job is still in the stream: %s", handedBack).isEqualTo(1);
+            assertThat(handedBack.unfinished()).as("the job is still in the stream: %s", handedBack).isEqualTo(1);
+            assertThat(handedBack.handedBack()).as("no worker holds it: %s", handedBack).isEqualTo(1);
 
             List<JobEvent> next = new CopyOnWriteArrayList<>();
             long started = System.currentTimeMillis();
@@ -281,6 +284,85 @@ class FleetWorkerTest {
             assertThat(next.get(0).delivery()).as("a redelivery").isGreaterThanOrEqualTo(2);
             assertThat(next.get(0).atMillis() - started).as("handed back at once, not after AckWait (30 s)").isLessThan(10_000);
             assertPaidOnce(gateway, merchant, 60);
+        }
+    }
+
+    /**
+     * Issue #34: a nak'ed job stays ack-pending in JetStream until it is delivered again, so the
+     * status counted jobs a drained worker handed back as in progress with no worker running. A
+     * job handed back by a drain (a nak) and one retried behind a busy lease (a nak with a delay)
+     * are handed back; the control, a job a worker holds, is in progress, also when it is taken again.
+     */
+    @Test
+    void jobsHandedBackByADrainedWorkerAreNotInProgress() throws Exception {
+        JobStream stream = freshStream(Duration.ofSeconds(30), 3);
+        SettlementJobs jobs = SettlementJobs.on(nats, stream);
+        String held = seeded(400);
+        String behindBusyLease = seeded(2);
+        jobs.enqueue(held);
+        jobs.enqueue(behindBusyLease);
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ofMillis(40)).build());
+             dev.fenced.Lease busy = leases.tryAcquire(Merchants.resource(behindBusyLease), Duration.ofSeconds(60)).orElseThrow()) {
+            List<JobEvent> events = new CopyOnWriteArrayList<>();
+            AtomicBoolean drain = new AtomicBoolean();
+            FleetWorker first = fleet(stream, gateway.url(), 1, events).build();
+            CompletableFuture<FleetWorker.Summary> running = CompletableFuture.supplyAsync(() -> first.run(drain::get));
+            await("the worker to hold one job and retry the other after AckWait").atMost(Duration.ofMinutes(1)).until(() ->
+                    events.stream().anyMatch(e -> e.type() == JobEvent.Type.RECEIVED && e.merchant().equals(held))
+                            && events.stream().anyMatch(e -> e.type() == JobEvent.Type.RETRY && e.merchant().equals(behindBusyLease)));
+            assertThat(jobs.status()).as("control: a worker holds one job")
+                    .extracting(JobQueueStatus::waiting, JobQueueStatus::handedBack, JobQueueStatus::inProgress).containsExactly(0L, 1L, 1L);
+
+            drain.set(true);
+            // Handed back once, or twice when the nak'ed job reached the draining worker's last fetch.
+            assertThat(running.get(2, TimeUnit.MINUTES).handedBack()).isPositive();
+            assertThat(jobs.status()).as("no worker runs: both jobs wait for redelivery")
+                    .extracting(JobQueueStatus::waiting, JobQueueStatus::handedBack, JobQueueStatus::inProgress).containsExactly(0L, 2L, 0L);
+
+            List<JobEvent> next = new CopyOnWriteArrayList<>();
+            AtomicBoolean drainNext = new AtomicBoolean();
+            FleetWorker second = fleet(stream, gateway.url(), 1, next).build();
+            CompletableFuture<FleetWorker.Summary> again = CompletableFuture.supplyAsync(() -> second.run(drainNext::get));
+            await("the handed-back job to be delivered again").atMost(Duration.ofMinutes(1)).until(() ->
+                    next.stream().anyMatch(e -> e.type() == JobEvent.Type.RECEIVED && e.merchant().equals(held)));
+            JobQueueStatus takenAgain = jobs.status();
+            assertThat(takenAgain.inProgress()).as("control: held again, %s", takenAgain).isEqualTo(1);
+            assertThat(takenAgain.handedBack()).as("only the one behind the busy lease, %s", takenAgain).isEqualTo(1);
+            drainNext.set(true);
+            again.get(2, TimeUnit.MINUTES);
+        }
+    }
+
+    /**
+     * A dead-lettered job requeued is delivered again, also when its merchant's job was enqueued,
+     * dead-lettered and requeued before within the de-duplication window: the message id of the
+     * republished job must not make it a duplicate of a job that is gone. A dead letter that names
+     * no merchant is left where it is.
+     */
+    @Test
+    void aDeadLetteredJobRequeuedIsDeliveredAgainEvenTwiceWithinTheWindow() throws Exception {
+        JobStream stream = freshStream(Duration.ofSeconds(5), 1);
+        SettlementJobs jobs = SettlementJobs.on(nats, stream);
+        String merchant = seeded(3);
+        jobs.enqueue(merchant);
+        nats.jetStream().publish(stream.jobSubject("poison"), "not a merchant!".getBytes(StandardCharsets.UTF_8));
+        for (int round = 1; round <= 2; round++) {
+            List<JobEvent> failing = new CopyOnWriteArrayList<>();
+            runUntil(fleet(stream, "http://127.0.0.1:1", 1, failing).build(), failing,
+                    e -> e.type() == JobEvent.Type.DEAD_LETTERED && e.merchant().equals(merchant));
+            assertThat(jobs.status().deadLetters()).as("round %d", round).isEqualTo(2);
+
+            SettlementJobs.Requeued requeued = jobs.requeueDeadLetters();
+            assertThat(requeued.jobs()).as("round %d", round).singleElement()
+                    .satisfies(job -> assertThat(job.duplicate()).as("a new job, not a duplicate").isFalse());
+            assertThat(requeued.leftNotMerchants()).isEqualTo(1);
+            assertThat(jobs.status()).as("round %d", round).extracting(JobQueueStatus::waiting, JobQueueStatus::deadLetters)
+                    .containsExactly(1L, 1L);
+        }
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ofMillis(2)).build())) {
+            List<JobEvent> events = new CopyOnWriteArrayList<>();
+            runUntil(fleet(stream, gateway.url(), 1, events).build(), events, e -> e.type() == JobEvent.Type.ACKED);
+            assertPaidOnce(gateway, merchant, 3);
         }
     }
 }

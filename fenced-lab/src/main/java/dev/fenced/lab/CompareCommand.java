@@ -59,7 +59,7 @@ final class CompareCommand implements Callable<Integer> {
         List<ComparisonRow> rows = new ArrayList<>();
         List<ComparisonRun> allRuns = new ArrayList<>();
         ComparisonReport.Environment environment;
-        try (ScenarioServers servers = ScenarioServers.start(null, null, json ? null : System.err);
+        try (ScenarioServers servers = ScenarioServers.embedded(json ? null : System.err);
              Progress progress = progressOptions.start("compare", (long) mechanisms.size() * (runs + 1), "runs")) {
             environment = ComparisonReport.Environment.of(servers.redisVersion(), servers.databaseVersion());
             for (Mechanism mechanism : mechanisms) {

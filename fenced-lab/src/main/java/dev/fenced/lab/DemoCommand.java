@@ -1,18 +1,22 @@
 package dev.fenced.lab;
 
 import dev.fenced.cli.DatabaseOptions;
+import dev.fenced.cli.UsageException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import java.util.StringJoiner;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 @Command(name = "demo", mixinStandardHelpOptions = true,
         description = {"Replay the article's worked example with real processes: worker A (token 33) frozen with SIGSTOP",
                 "after claiming r_815, its lease expiring, worker B (token 34) taking over, A resumed and refused.",
-                "Starts an embedded redis-server and PostgreSQL unless --redis-url / --db-url name fresh ones."})
+                "Starts an embedded redis-server and PostgreSQL unless --redis-url / --db-url (or FENCED_REDIS_URL /",
+                "FENCED_DB_URL) name fresh ones; --embedded starts them whatever the environment says. Says which it uses."})
 final class DemoCommand implements Callable<Integer> {
     @Option(names = "--speed", defaultValue = "10", description = "divide every time by this (default ${DEFAULT-VALUE}; 1 is the article's 30 s TTL)")
     double speed;
@@ -22,6 +26,12 @@ final class DemoCommand implements Callable<Integer> {
 
     @Option(names = "--no-fence", description = "the same story with fencing off: the negative control")
     boolean noFence;
+
+    @Option(names = "--embedded", description = "embedded Redis and PostgreSQL, even when FENCED_REDIS_URL or FENCED_DB_URL is set")
+    boolean embedded;
+
+    @Spec
+    CommandSpec spec;
 
     // Its own option, not the Connections mixin: the story takes no TLS files and always has Redis issue the tokens.
     @Option(names = "--redis-url", paramLabel = "URL", defaultValue = "${env:FENCED_REDIS_URL}",
@@ -34,6 +44,8 @@ final class DemoCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         Scenario.requireValidSpeed(speed); // before the banner: a usage error prints one line and nothing else
+        ScenarioServers.Source redis = source(redisUrl, "--redis-url", "FENCED_REDIS_URL");
+        ScenarioServers.Source db = source(databaseOptions.dbUrl, "--db-url", "FENCED_DB_URL");
         if (!json) {
             System.out.println("fenced demo: merchant m_4471, 1,200 refunds, 84,300.00 EUR, fencing " + (noFence ? "OFF" : "on")
                     + ", speed x" + speed);
@@ -41,8 +53,7 @@ final class DemoCommand implements Callable<Integer> {
         Mechanism mechanism = noFence ? Mechanism.FENCE_IDEMPOTENT.withoutFence() : Mechanism.FENCE_IDEMPOTENT;
         Scenario scenario = new Scenario(speed, mechanism, Scenario.Story.ARTICLE, json ? null : System.out);
         DemoReport report;
-        try (ScenarioServers servers = ScenarioServers.start(blankToNull(redisUrl), blankToNull(databaseOptions.dbUrl),
-                json ? null : System.out)) {
+        try (ScenarioServers servers = ScenarioServers.start(redis, db, json ? null : System.out)) {
             report = scenario.run(servers);
         }
         if (json) {
@@ -83,7 +94,18 @@ final class DemoCommand implements Callable<Integer> {
                 .add("exitCode=" + worker.exitCode()).toString();
     }
 
-    private static String blankToNull(String value) {
-        return value == null || value.isBlank() ? null : value;
+    /** A server given by its option, else by its environment variable, else embedded; always embedded with --embedded. */
+    private ScenarioServers.Source source(String url, String option, String variable) {
+        boolean byOption = spec.commandLine().getParseResult().hasMatchedOption(option);
+        if (embedded) {
+            if (byOption) {
+                throw new UsageException("--embedded starts its own servers: give it without " + option);
+            }
+            return ScenarioServers.Source.EMBEDDED;
+        }
+        if (url == null || url.isBlank()) {
+            return ScenarioServers.Source.EMBEDDED;
+        }
+        return new ScenarioServers.Source(url, byOption ? option : variable);
     }
 }

@@ -72,11 +72,11 @@ final class JobQueue implements AutoCloseable {
         merchants.forEach(jobs::enqueue);
     }
 
-    /** True when no job waits and none is in progress (taken, or waiting out a retry's delay); false while the broker does not answer. */
+    /** True when no job waits, none is handed back (waiting out a retry's delay) and none is in progress; false while the broker does not answer. */
     boolean idle() {
         try {
             Optional<JobQueueStatus> status = SettlementJobs.statusOf(connection, stream);
-            return status.isPresent() && status.get().waiting() == 0 && status.get().inProgress() == 0;
+            return status.isPresent() && status.get().unfinished() == 0;
         } catch (StoreUnavailableException | IllegalStateException notNow) {
             return false; // e.g. reconnecting after a restart of the server
         }

@@ -79,29 +79,35 @@ final class Scenario {
 
     /** Plays the story once and reports what the gateway, the database and the workers saw. */
     DemoReport run(ScenarioServers servers) {
-        startMillis = System.currentTimeMillis();
-        String resource = Merchants.resource(MERCHANT);
-        servers.resetForNextRun(resource);
-        LeaseSnapshot before = servers.leases.inspect(resource);
-        if (before.counter() != null && before.counter() > 32) {
-            throw new UsageException("the fence counter for " + resource + " is already at " + before.counter()
-                    + "; the story needs a fresh Redis and database (run it without --redis-url and --db-url)");
-        }
-        try {
-            RefundSeeder.seed(servers.db, MERCHANT, story.refunds(), story.total(), "EUR");
-        } catch (IllegalStateException e) {
-            throw new UsageException(e.getMessage() + "; the story needs a fresh database (run it without --db-url)");
-        }
-        servers.leases.raiseCounter(resource, 32);
-        note("seeded " + MERCHANT + ": " + story.refunds() + " refunds, " + story.total() + " EUR; fence counter at 32", 0);
         Path ledger;
         try {
             ledger = Files.createTempDirectory("fenced-scenario").resolve("gateway-ledger.jsonl");
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+        // Started first, so that its line comes with the other servers' before the story begins.
         try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(scaled(Duration.ofMillis(20)))
                 .idempotency(mechanism.idempotency()).ledgerFile(ledger).build())) {
+            if (progress != null) {
+                progress.printf("  %-9s %s%n", "gateway", "embedded simulated gateway on " + gateway.url().substring("http://".length()));
+            }
+            startMillis = System.currentTimeMillis();
+            String resource = Merchants.resource(MERCHANT);
+            servers.resetForNextRun(resource);
+            LeaseSnapshot before = servers.leases.inspect(resource);
+            if (before.counter() != null && before.counter() > 32) {
+                // Only a given Redis keeps a counter from an earlier run: embedded ones are new or reset.
+                throw new UsageException("the fence counter for " + resource + " is already at " + before.counter() + " on the Redis from "
+                        + servers.redisSource.origin() + "; the story needs a fresh one: " + servers.redisSource.freshAdvice());
+            }
+            try {
+                RefundSeeder.seed(servers.db, MERCHANT, story.refunds(), story.total(), "EUR");
+            } catch (IllegalStateException e) { // the merchant's rows are there: only in a given database, embedded ones are new or reset
+                throw new UsageException(e.getMessage() + " in the database from " + servers.dbSource.origin()
+                        + "; the story needs a fresh one: " + servers.dbSource.freshAdvice());
+            }
+            servers.leases.raiseCounter(resource, 32);
+            note("seeded " + MERCHANT + ": " + story.refunds() + " refunds, " + story.total() + " EUR; fence counter at 32", 0);
             return play(servers, resource, gateway);
         }
     }

@@ -4,8 +4,10 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.fenced.cli.Connections;
 import dev.fenced.embedded.EmbeddedPostgresServer;
 import dev.fenced.embedded.EmbeddedRedis;
+import dev.fenced.internal.Redaction;
 import dev.fenced.redis.RedisLeaseStore;
 import java.io.PrintStream;
+import java.net.URI;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -19,14 +21,35 @@ final class ScenarioServers implements AutoCloseable {
     final String dbUrl;
     final HikariDataSource db;
     final RedisLeaseStore leases;
+    final Source redisSource;
+    final Source dbSource;
     private final EmbeddedRedis redis;
     private final EmbeddedPostgresServer postgres;
 
-    private ScenarioServers(EmbeddedRedis redis, EmbeddedPostgresServer postgres, String redisUrl, String dbUrl) {
+    /**
+     * Where a server comes from: a URL and the option or environment variable that gave it, or
+     * {@link #EMBEDDED} for one the story starts.
+     */
+    record Source(String url, String origin) {
+        static final Source EMBEDDED = new Source(null, null);
+
+        boolean embedded() {
+            return url == null;
+        }
+
+        /** How to run the story on a fresh server instead of this given one. */
+        String freshAdvice() {
+            return origin.startsWith("--") ? "run it without " + origin : "run it with --embedded, or unset " + origin;
+        }
+    }
+
+    private ScenarioServers(EmbeddedRedis redis, EmbeddedPostgresServer postgres, Source redisSource, Source dbSource) {
         this.redis = redis;
         this.postgres = postgres;
-        this.redisUrl = redisUrl;
-        this.dbUrl = dbUrl;
+        this.redisSource = redisSource;
+        this.dbSource = dbSource;
+        this.redisUrl = redis != null ? redis.uri() : redisSource.url();
+        this.dbUrl = postgres != null ? postgres.jdbcUrl() : dbSource.url();
         HikariDataSource opened = null;
         try {
             opened = Connections.database(dbUrl, 4);
@@ -41,14 +64,25 @@ final class ScenarioServers implements AutoCloseable {
         }
     }
 
-    static ScenarioServers start(String redisUrl, String dbUrl, PrintStream progress) {
-        EmbeddedRedis redis = null;
-        EmbeddedPostgresServer postgres = null;
-        if (redisUrl == null) {
-            redis = EmbeddedRedis.start();
-            say(progress, "started an embedded redis-server on port " + redis.port());
+    /** Both servers embedded. */
+    static ScenarioServers embedded(PrintStream progress) {
+        return start(Source.EMBEDDED, Source.EMBEDDED, progress);
+    }
+
+    /**
+     * Starts the embedded servers and connects, printing a line per server on {@code progress}
+     * (null for none): given ones before anything connects, with where their URL came from.
+     */
+    static ScenarioServers start(Source redisSource, Source dbSource, PrintStream progress) {
+        if (!redisSource.embedded()) {
+            say(progress, "Redis", Redaction.describe(redisSource.url()) + ", from " + redisSource.origin());
         }
-        if (dbUrl == null) {
+        if (!dbSource.embedded()) {
+            say(progress, "database", Redaction.describe(dbSource.url()) + ", from " + dbSource.origin());
+        }
+        EmbeddedRedis redis = redisSource.embedded() ? EmbeddedRedis.start() : null;
+        EmbeddedPostgresServer postgres = null;
+        if (dbSource.embedded()) {
             try {
                 postgres = EmbeddedPostgresServer.start();
             } catch (RuntimeException e) {
@@ -57,15 +91,27 @@ final class ScenarioServers implements AutoCloseable {
                 }
                 throw e;
             }
-            say(progress, "started an embedded PostgreSQL");
         }
-        return new ScenarioServers(redis, postgres, redis != null ? redis.uri() : redisUrl, postgres != null ? postgres.jdbcUrl() : dbUrl);
+        ScenarioServers servers = new ScenarioServers(redis, postgres, redisSource, dbSource);
+        if (redis != null) {
+            say(progress, "Redis", "embedded redis-server " + servers.leases.serverVersion() + " on 127.0.0.1:" + redis.port());
+        }
+        if (postgres != null) {
+            say(progress, "database", "embedded PostgreSQL " + servers.databaseProductVersion() + " on " + hostAndPort(servers.dbUrl));
+        }
+        return servers;
     }
 
-    private static void say(PrintStream progress, String what) {
+    private static void say(PrintStream progress, String server, String where) {
         if (progress != null) {
-            progress.println("  " + what);
+            progress.printf("  %-9s %s%n", server, where);
         }
+    }
+
+    /** {@code localhost:5432} of {@code jdbc:postgresql://localhost:5432/postgres?user=postgres}. */
+    private static String hostAndPort(String jdbcUrl) {
+        URI uri = URI.create(jdbcUrl.substring("jdbc:".length()));
+        return uri.getHost() + ":" + uri.getPort();
     }
 
     /**
@@ -100,6 +146,14 @@ final class ScenarioServers implements AutoCloseable {
             return meta.getDatabaseProductName() + " " + meta.getDatabaseProductVersion() + (postgres != null ? " (embedded)" : "");
         } catch (SQLException e) {
             return "unknown (" + e.getMessage() + ")";
+        }
+    }
+
+    private String databaseProductVersion() {
+        try (Connection c = db.getConnection()) {
+            return c.getMetaData().getDatabaseProductVersion();
+        } catch (SQLException e) {
+            return "(version unknown: " + e.getMessage() + ")";
         }
     }
 

@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
  */
 class DemoTest {
     private static DemoReport run(Mechanism mechanism) {
-        try (ScenarioServers servers = ScenarioServers.start(null, null, null)) {
+        try (ScenarioServers servers = ScenarioServers.embedded(null)) {
             return new Scenario(10, mechanism, Scenario.Story.ARTICLE, null).run(servers);
         }
     }
