@@ -33,6 +33,7 @@ public class UsageOptionsTest {
             Map.entry("settle", union(REDIS, DATABASE, GATEWAY, JOURNAL)),
             Map.entry("worker", union(REDIS, DATABASE, GATEWAY, JOURNAL, NATS)),
             Map.entry("enqueue", union(NATS, DATABASE)),
+            Map.entry("requeue", NATS),
             Map.entry("status", union(REDIS, DATABASE, GATEWAY, NATS)),
             Map.entry("reconcile", union(REDIS, DATABASE, GATEWAY)),
             Map.entry("doctor", union(DATABASE, REDIS)),
