@@ -195,7 +195,7 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
         if (tokenEpochs != null) {
             return acquireInEpoch(resource, ttl, ownerId, resourceKeys);
         }
-        long seen = highestTokenSeen.getOrDefault(resource, 0L);
+        long seen = highestSeen(resource);
         String hasFloor = fenceFloor == null ? "0" : "1";
         long reply = acquire(resourceKeys, ownerId, ttl, "", hasFloor, seen);
         if (reply == RedisScripts.NEED_FLOOR) {
@@ -365,8 +365,14 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
             return;
         }
         if (tokenSource == null && storedFence > 0) {
-            long before = calls.script(RedisScripts.RAISE_COUNTER, new String[] {keys.fenceKey(resource)}, Long.toString(storedFence));
-            if (before < storedFence) {
+            long before = calls.script(RedisScripts.RAISE_COUNTER, counterKeys(resource), Long.toString(storedFence), "0");
+            if (before < 0) {
+                try (MDC.MDCCloseable r = MDC.putCloseable(LogKeys.RESOURCE, resource)) {
+                    LOG.warn("counter of {} is missing in Redis; not recreated from the stored fence {}, above which tokens may"
+                            + " have been issued: the next acquisition reseeds it from the fence floor or reports it lost",
+                            resource, storedFence);
+                }
+            } else if (before < storedFence) {
                 try (MDC.MDCCloseable r = MDC.putCloseable(LogKeys.RESOURCE, resource)) {
                     LOG.warn("counter of {} was behind a stored fence (at {}, fence {}); raised so the next token is above it",
                             resource, before, storedFence);
@@ -409,6 +415,18 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
     /**
      * Raises the resource's counter to at least {@code floor} and returns its value; never lowers
      * it. For seeding a counter from a database before first use.
+     *
+     * <p>Creates a missing counter only for a resource that never had a token issued, as far as
+     * can be told: Redis records no issuer and no epoch for it, and this store has seen none of
+     * its tokens. Otherwise the counter was lost after tokens were issued, and seeding it from the
+     * stored fences would issue again the tokens granted above them; it is left missing, for the
+     * next acquisition to reseed from the {@link Builder#fenceFloor fence floor}, with its margin.
+     * Limit: Redis that lost every key of the resource (a restart without persistence, FLUSHALL)
+     * looks like a new resource to a store that saw none of its tokens; call this only before first
+     * use, and give the store a fence floor.
+     *
+     * @throws CounterLostException when the counter is missing after tokens were issued; nothing changed
+     * @throws IllegalStateException for a store with token epochs
      */
     public long raiseCounter(String resource, long floor) {
         LeaseArguments.requireValidResource(resource);
@@ -418,8 +436,21 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
         if (floor < 0) {
             throw new IllegalArgumentException("counter floor must not be negative, got " + floor);
         }
-        long before = calls.script(RedisScripts.RAISE_COUNTER, new String[] {keys.fenceKey(resource)}, Long.toString(floor));
+        long seen = highestSeen(resource);
+        long before = calls.script(RedisScripts.RAISE_COUNTER, counterKeys(resource), Long.toString(floor), seen == 0 ? "1" : "0");
+        if (before < 0) {
+            throw new CounterLostException(resource, Math.max(seen, floor));
+        }
         return Math.max(before, floor);
+    }
+
+    /** The highest token this store has granted for the resource, 0 for none. */
+    private long highestSeen(String resource) {
+        return highestTokenSeen.getOrDefault(resource, 0L);
+    }
+
+    private String[] counterKeys(String resource) {
+        return new String[] {keys.fenceKey(resource), keys.epochKey(resource), keys.issuerKey(resource)};
     }
 
     /**

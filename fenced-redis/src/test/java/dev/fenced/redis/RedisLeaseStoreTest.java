@@ -12,6 +12,7 @@ import dev.fenced.embedded.EmbeddedRedis;
 import dev.fenced.testing.LeaseStoreContract;
 import dev.fenced.testing.TestRedis;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.event.command.CommandListener;
 import io.lettuce.core.event.command.CommandStartedEvent;
 import java.util.List;
@@ -313,6 +314,77 @@ class RedisLeaseStoreTest extends LeaseStoreContract {
         next.release();
         store.observeStoredFence(resource, 5);
         assertThat(store.inspect(resource).counter()).as("never lowered").isEqualTo(41);
+    }
+
+    /** RAISE_COUNTER as it was, for the negative control: a missing counter was recreated at the refused row's fence. */
+    private static final String RAISE_COUNTER_THAT_RECREATES = """
+            local counter = tonumber(redis.call('GET', KEYS[1]) or '0')
+            if counter < tonumber(ARGV[1]) then
+              redis.call('SET', KEYS[1], ARGV[1])
+            end
+            return counter
+            """;
+
+    /**
+     * Tokens 1 to 5 issued, fences 3 and 5 on rows, every key lost; a stale holder refused on the
+     * fence-3 row reports it. The raise must not recreate the counter at 3, whose next token, 4,
+     * was issued already: the next acquisition reseeds above the floor, or reports the loss.
+     */
+    @Test
+    void aRaiseAfterTheKeysWereLostNeverBringsBackAnIssuedToken_negativeControlTheOldRaiseIssuesFourAgain() {
+        String resource = freshResource();
+        String control = freshResource();
+        try (RedisLeaseStore unfloored = RedisLeaseStore.builder(TestRedis.uri()).build();
+             RedisLeaseStore floored = RedisLeaseStore.builder(TestRedis.uri()).fenceFloor(r -> 5).build();
+             RedisLeaseStore flooredControl = RedisLeaseStore.builder(TestRedis.uri()).fenceFloor(r -> 5).build()) {
+            for (String r : List.of(resource, control)) {
+                for (long expected = 1; expected <= 5; expected++) {
+                    Lease lease = unfloored.tryAcquire(r, Duration.ofSeconds(10)).orElseThrow();
+                    assertThat(lease.token()).isEqualTo(expected);
+                    lease.release();
+                }
+                unfloored.forget(r); // every key of the resource, as a restart without persistence loses them
+            }
+
+            floored.observeStoredFence(resource, 3);
+            Lease next = floored.tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow();
+            assertThat(next.token()).as("reseeded above the floor of 5, with the margin").isEqualTo(5 + 1_000_000 + 1);
+            next.release();
+
+            unfloored.forget(resource);
+            unfloored.observeStoredFence(resource, 3);
+            assertThat(unfloored.inspect(resource).counter()).as("a missing counter stays missing").isNull();
+            assertThatThrownBy(() -> unfloored.tryAcquire(resource, Duration.ofSeconds(10)))
+                    .as("without a floor, the store that saw token 5 reports the loss").isInstanceOf(CounterLostException.class);
+
+            admin.eval(RAISE_COUNTER_THAT_RECREATES, ScriptOutputType.INTEGER, new String[] {flooredControl.keys().fenceKey(control)}, "3");
+            Lease repeated = flooredControl.tryAcquire(control, Duration.ofSeconds(10)).orElseThrow();
+            assertThat(repeated.token()).as("control: the old raise recreates the counter at 3 and token 4 comes again").isEqualTo(4);
+            repeated.release();
+        } finally {
+            store.forget(resource); // only this test's keys: the server may be shared
+            store.forget(control);
+        }
+    }
+
+    /** Seeding is for a resource that never issued a token: after a loss, it would issue the tokens above the stored fences again. */
+    @Test
+    void raiseCounterRefusesToRecreateACounterLostAfterTokensWereIssued() {
+        String resource = freshResource();
+        try (RedisLeaseStore fresh = RedisLeaseStore.builder(TestRedis.uri()).build()) {
+            for (int i = 0; i < 5; i++) {
+                store.tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow().release();
+            }
+            admin.del(store.keys().fenceKey(resource)); // the issuer key stays: tokens were issued
+            assertThatThrownBy(() -> fresh.raiseCounter(resource, 3)).as("Redis records an issuer")
+                    .isInstanceOf(CounterLostException.class).hasMessageContaining(resource);
+            store.forget(resource);
+            assertThatThrownBy(() -> store.raiseCounter(resource, 3)).as("nothing in Redis, but this store saw token 5")
+                    .isInstanceOf(CounterLostException.class);
+            assertThat(store.inspect(resource).counter()).as("nothing recreated").isNull();
+        } finally {
+            store.forget(resource);
+        }
     }
 
     /** The caller's retry: the first command on a connection to a restarted server may find it reset. */
