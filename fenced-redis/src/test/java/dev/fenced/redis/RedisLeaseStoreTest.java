@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fenced.CounterLostException;
+import dev.fenced.FencedExecutor;
 import dev.fenced.Lease;
 import dev.fenced.LeaseStore;
 import dev.fenced.StoreAuthenticationException;
@@ -385,6 +386,41 @@ class RedisLeaseStoreTest extends LeaseStoreContract {
         } finally {
             store.forget(resource);
         }
+    }
+
+    /**
+     * A task that keeps the interrupt (sets the flag again, as it should) or throws it: the caller
+     * sees the flag afterwards, and the lease is released all the same, though Lettuce fails a
+     * command on an interrupted thread.
+     */
+    @Test
+    void anInterruptedRunLeavesTheFlagSetAndItsLeaseReleased() {
+        String resource = freshResource();
+        FencedExecutor executor = FencedExecutor.builder(store).ttl(Duration.ofSeconds(30)).build();
+        FencedExecutor.Outcome<Long> kept = executor.execute(resource, lease -> {
+            Thread.currentThread().interrupt(); // a task that caught an InterruptedException and kept the flag
+            return lease.token();
+        });
+        boolean keptInterrupted = Thread.interrupted(); // read and cleared, so that it does not leak into other tests
+        assertThat(kept.status()).isEqualTo(FencedExecutor.Status.EXECUTED);
+        assertThat(keptInterrupted).isTrue();
+        assertThat(store.inspect(resource).holder()).as("released, not left to its 30 s TTL").isNull();
+
+        FencedExecutor.Outcome<Object> thrown = executor.execute(resource, lease -> {
+            throw new InterruptedException("cancelled");
+        });
+        boolean thrownInterrupted = Thread.interrupted();
+        assertThat(thrown.status()).isEqualTo(FencedExecutor.Status.FAILED);
+        assertThat(thrownInterrupted).as("the flag the exception cleared, restored").isTrue();
+        assertThat(store.inspect(resource).holder()).isNull();
+
+        Thread.currentThread().interrupt(); // a caller interrupted before the run: Lettuce refuses the command
+        FencedExecutor.Outcome<Long> refused = executor.execute(resource, Lease::token);
+        boolean callerInterrupted = Thread.interrupted();
+        assertThat(refused.status()).isEqualTo(FencedExecutor.Status.FAILED);
+        assertThat(refused.failure()).isInstanceOf(StoreUnavailableException.class);
+        assertThat(callerInterrupted).as("the caller stays interrupted").isTrue();
+        store.forget(resource);
     }
 
     /** The caller's retry: the first command on a connection to a restarted server may find it reset. */
