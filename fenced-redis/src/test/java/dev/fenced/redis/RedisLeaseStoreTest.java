@@ -16,6 +16,7 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.event.command.CommandListener;
 import io.lettuce.core.event.command.CommandStartedEvent;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -421,6 +422,36 @@ class RedisLeaseStoreTest extends LeaseStoreContract {
         assertThat(refused.failure()).isInstanceOf(StoreUnavailableException.class);
         assertThat(callerInterrupted).as("the caller stays interrupted").isTrue();
         store.forget(resource);
+    }
+
+    /**
+     * A process that touches many resources (a fleet worker over 100k merchants) remembers the
+     * highest token of the most recent few only; a forgotten one is treated as by a client that
+     * never saw its tokens.
+     */
+    @Test
+    void theTokensRememberedAreBoundedToTheMostRecentResources() {
+        List<String> resources = new ArrayList<>();
+        try (RedisLeaseStore bounded = RedisLeaseStore.builder(TestRedis.uri()).tokensRemembered(3).build()) {
+            for (int i = 0; i < 10; i++) {
+                String resource = freshResource();
+                resources.add(resource);
+                bounded.tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow().release();
+                assertThat(bounded.resourcesRemembered()).as("after %d resources", i + 1).isEqualTo(Math.min(i + 1, 3));
+            }
+            String recent = resources.get(9);
+            String forgotten = resources.get(0);
+            admin.del(bounded.keys().fenceKey(recent), bounded.keys().fenceKey(forgotten));
+            assertThatThrownBy(() -> bounded.tryAcquire(recent, Duration.ofSeconds(10)))
+                    .as("a recent resource's lost counter is still caught").isInstanceOf(CounterLostException.class);
+            Lease afresh = bounded.tryAcquire(forgotten, Duration.ofSeconds(10)).orElseThrow();
+            assertThat(afresh.token()).as("forgotten: as for a fresh client without a floor").isEqualTo(1);
+            afresh.release();
+        } finally {
+            resources.forEach(store::forget); // only this test's keys: the server may be shared
+        }
+        assertThat(RedisLeaseStore.DEFAULT_TOKENS_REMEMBERED).isEqualTo(10_000);
+        assertThatThrownBy(() -> RedisLeaseStore.builder(TestRedis.uri()).tokensRemembered(-1)).isInstanceOf(IllegalArgumentException.class);
     }
 
     /** The caller's retry: the first command on a connection to a restarted server may find it reset. */
