@@ -5,8 +5,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fenced.CounterLostException;
 import dev.fenced.FencedExecutor;
+import dev.fenced.FencedObserver;
 import dev.fenced.Lease;
 import dev.fenced.LeaseStore;
+import dev.fenced.LeaseWatchdog;
 import dev.fenced.StoreAuthenticationException;
 import dev.fenced.StoreUnavailableException;
 import dev.fenced.embedded.EmbeddedRedis;
@@ -19,6 +21,11 @@ import io.lettuce.core.event.command.CommandStartedEvent;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
@@ -275,6 +282,47 @@ class RedisLeaseStoreTest extends LeaseStoreContract {
                 redis.resume();
             }
             assertThat(afterReconnect(() -> store.tryAcquire("other", Duration.ofSeconds(10)))).isPresent();
+        }
+    }
+
+    /**
+     * A Redis frozen (SIGSTOP) for less than the TTL, as in a failover: the renewal that times out
+     * is retried after the thaw and the lease is kept; the watchdog used to report it lost at once.
+     */
+    @Test
+    void aRenewalThatTimesOutWhileRedisIsFrozenIsRetriedAndTheLeaseKept() throws InterruptedException {
+        Duration ttl = Duration.ofSeconds(5); // renewed every second; a timeout at 300 ms leaves over 3 s to retry in
+        CountDownLatch failed = new CountDownLatch(1);
+        CountDownLatch renewedAfterTheFailure = new CountDownLatch(1);
+        FencedObserver renewals = new FencedObserver() {
+            @Override
+            public void renewed(String resource, long token, FencedObserver.RenewalOutcome outcome) {
+                if (outcome == FencedObserver.RenewalOutcome.ERROR) {
+                    failed.countDown();
+                } else if (outcome == FencedObserver.RenewalOutcome.RENEWED && failed.getCount() == 0) {
+                    renewedAfterTheFailure.countDown();
+                }
+            }
+        };
+        ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
+        AtomicReference<Throwable> lost = new AtomicReference<>();
+        try (EmbeddedRedis redis = EmbeddedRedis.start();
+             RedisLeaseStore paused = RedisLeaseStore.builder(redis.uri()).commandTimeout(Duration.ofMillis(300)).observer(renewals).build()) {
+            Lease lease = paused.tryAcquire("blip", ttl).orElseThrow();
+            try (LeaseWatchdog watchdog = LeaseWatchdog.start(lease, ttl, 0.2, (l, cause) -> lost.set(cause), scheduler)) {
+                redis.pause();
+                try {
+                    assertThat(failed.await(10, TimeUnit.SECONDS)).as("a renewal timed out").isTrue();
+                } finally {
+                    redis.resume();
+                }
+                assertThat(renewedAfterTheFailure.await(10, TimeUnit.SECONDS)).as("retried and renewed after the thaw").isTrue();
+                assertThat(watchdog.isLeaseLost()).isFalse();
+                assertThat(lost.get()).isNull();
+                assertThat(lease.isHeld()).isTrue();
+            }
+        } finally {
+            scheduler.shutdownNow();
         }
     }
 
