@@ -20,6 +20,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * executor cannot stop a task whose renewal failed (it records it in
  * {@link Outcome#leaseLostWhileRunning()}).
  *
+ * <p>An interrupt is never swallowed: a task that throws {@link InterruptedException} ends
+ * {@link Status#FAILED} with the calling thread's interrupt flag set again, after the release.
+ *
  * <p>Immutable and thread-safe; one executor serves any number of resources.
  */
 public final class FencedExecutor {
@@ -127,10 +130,13 @@ public final class FencedExecutor {
         AtomicBoolean lost = new AtomicBoolean();
         LeaseWatchdog watchdog = renewalFraction == 0 ? null
                 : LeaseWatchdog.start(lease, ttl, renewalFraction, (l, cause) -> lost.set(true), scheduler);
+        boolean interrupted = false;
         try {
             T result = task.run(lease);
             return new Outcome<>(resource, Status.EXECUTED, lease.token(), result, null, lost.get());
         } catch (Exception e) {
+            // Throwing InterruptedException cleared the thread's flag; the caller must still see it.
+            interrupted = e instanceof InterruptedException;
             FenceViolation violation = violationIn(e);
             if (violation == null) {
                 LOG.log(Level.WARNING, "task under {0} with token {1} failed: {2}", resource, lease.token(), e.toString());
@@ -144,7 +150,13 @@ public final class FencedExecutor {
             if (watchdog != null) {
                 watchdog.close();
             }
+            // A store's blocking call fails on an interrupted thread (Lettuce's at once, whether or
+            // not the command ran): release with the flag down, and set it again after.
+            interrupted |= Thread.interrupted();
             release(lease);
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 

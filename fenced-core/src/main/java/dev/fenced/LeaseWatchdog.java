@@ -1,5 +1,6 @@
 package dev.fenced;
 
+import java.time.Clock;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.ScheduledExecutorService;
@@ -8,11 +9,14 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
 
 /**
  * Renews a lease in the background at a fraction of its TTL, and tells a listener once when a
- * renewal finds the lease gone or fails; it then stops. A worker uses the listener to stop
- * claiming rows.
+ * renewal finds the lease gone, or when renewals have failed until the TTL since the last one that
+ * succeeded (or since the watchdog started) has run out; it then stops. A failed renewal (a timeout
+ * during a failover) is retried at the next interval while the lease may still be live, by the
+ * watchdog's clock. A worker uses the listener to stop claiming rows.
  *
  * <p>Renewal keeps a live worker's lease. It does <em>not</em> make writes safe: a paused process
  * cannot renew, and when it resumes it writes before its watchdog has noticed anything. Only the
@@ -33,10 +37,13 @@ public final class LeaseWatchdog implements AutoCloseable {
     private final LeaseLostListener listener;
     private final ScheduledFuture<?> task;
     private final AtomicBoolean lost = new AtomicBoolean();
+    private final LongSupplier millis;
+    /** When the last renewal that succeeded was sent (the start, before the first): the lease lives a TTL from then at least. */
+    private volatile long renewedAtMillis;
     private volatile boolean closed;
 
     private LeaseWatchdog(Lease lease, Duration ttl, double fraction, LeaseLostListener listener,
-                          ScheduledExecutorService scheduler) {
+                          ScheduledExecutorService scheduler, LongSupplier millis) {
         this.lease = Objects.requireNonNull(lease, "lease");
         this.ttl = LeaseArguments.requireValidTtl(ttl);
         this.listener = Objects.requireNonNull(listener, "listener");
@@ -44,6 +51,8 @@ public final class LeaseWatchdog implements AutoCloseable {
         if (!(fraction > 0 && fraction < 1)) {
             throw new IllegalArgumentException("renewal fraction must be between 0 and 1 exclusive, got " + fraction);
         }
+        this.millis = millis;
+        this.renewedAtMillis = millis.getAsLong();
         long periodMillis = Math.max(1, (long) (ttl.toMillis() * fraction));
         this.task = scheduler.scheduleWithFixedDelay(this::renewOnce, periodMillis, periodMillis, TimeUnit.MILLISECONDS);
     }
@@ -77,7 +86,7 @@ public final class LeaseWatchdog implements AutoCloseable {
 
     /** Starts renewing {@code lease} to {@code ttl} every {@code fraction} of the TTL, on the shared threads. */
     public static LeaseWatchdog start(Lease lease, Duration ttl, double fraction, LeaseLostListener listener) {
-        return new LeaseWatchdog(lease, ttl, fraction, listener, SharedScheduler.INSTANCE);
+        return start(lease, ttl, fraction, listener, SharedScheduler.INSTANCE);
     }
 
     /**
@@ -86,10 +95,21 @@ public final class LeaseWatchdog implements AutoCloseable {
      */
     public static LeaseWatchdog start(Lease lease, Duration ttl, double fraction, LeaseLostListener listener,
                                       ScheduledExecutorService scheduler) {
-        return new LeaseWatchdog(lease, ttl, fraction, listener, scheduler);
+        // Monotonic: a step of the wall clock must neither end the retries early nor stretch them past the TTL.
+        return new LeaseWatchdog(lease, ttl, fraction, listener, scheduler, () -> System.nanoTime() / 1_000_000);
     }
 
-    /** True once a renewal found the lease gone or failed. A false answer proves nothing. */
+    /**
+     * As {@link #start(Lease, Duration, double, LeaseLostListener, ScheduledExecutorService)}, with
+     * the clock that tells when the TTL since the last renewal has run out (for tests that move time).
+     */
+    public static LeaseWatchdog start(Lease lease, Duration ttl, double fraction, LeaseLostListener listener,
+                                      ScheduledExecutorService scheduler, Clock clock) {
+        Objects.requireNonNull(clock, "clock");
+        return new LeaseWatchdog(lease, ttl, fraction, listener, scheduler, clock::millis);
+    }
+
+    /** True once a renewal found the lease gone, or renewals failed until its TTL ran out. A false answer proves nothing. */
     public boolean isLeaseLost() {
         return lost.get();
     }
@@ -98,6 +118,7 @@ public final class LeaseWatchdog implements AutoCloseable {
         if (closed || lost.get()) {
             return; // cancelled, or lost before the constructor had stored the task to cancel
         }
+        long sentAt = millis.getAsLong();
         Throwable cause = null;
         boolean renewed;
         try {
@@ -106,16 +127,28 @@ public final class LeaseWatchdog implements AutoCloseable {
             renewed = false;
             cause = e;
         }
+        if (renewed) {
+            renewedAtMillis = sentAt;
+            return;
+        }
+        long left = renewedAtMillis + ttl.toMillis() - millis.getAsLong();
+        if (cause != null && left > 0 && !closed) {
+            // The store did not answer, which is not "gone": the lease may live until its TTL runs
+            // out, and a failover or a slow command is often over well before that.
+            LOG.log(System.Logger.Level.WARNING, "renewal of {0} with token {1} failed, retrying while its TTL may last ({2} ms): {3}",
+                    lease.resource(), lease.token(), left, cause.getMessage());
+            return;
+        }
         // A renewal that was running when close() was called says nothing: the lease may have
         // been released since.
-        if (!renewed && !closed && lost.compareAndSet(false, true)) {
+        if (!closed && lost.compareAndSet(false, true)) {
             if (task != null) {
                 task.cancel(false);
             }
             // The core has no logging dependency: the JDK's platform logger, which SLF4J and
             // Spring Boot route to the application's logging.
             LOG.log(System.Logger.Level.WARNING, "lease lost: {0} with token {1}: {2}", lease.resource(), lease.token(),
-                    cause == null ? "it expired or another holder has it" : "renewal failed: " + cause.getMessage());
+                    cause == null ? "it expired or another holder has it" : "renewals failed until its TTL ran out: " + cause.getMessage());
             listener.onLeaseLost(lease, cause);
         }
     }

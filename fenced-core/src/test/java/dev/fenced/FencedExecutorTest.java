@@ -7,6 +7,8 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -88,6 +90,31 @@ class FencedExecutorTest {
         assertThat(outcome.status()).isEqualTo(FencedExecutor.Status.EXECUTED);
         assertThat(outcome.result()).isEqualTo("done");
         assertThat(outcome.leaseLostWhileRunning()).isTrue();
+    }
+
+    /** A task stopped by an interrupt throws InterruptedException, which clears the flag; the caller must still see it. */
+    @Test
+    void anInterruptedTaskLeavesItsCallerInterrupted() {
+        FencedExecutor.Outcome<Boolean> outcome = executor.execute("job:h", lease -> {
+            Thread.currentThread().interrupt(); // as a cancel from another thread would
+            return new CountDownLatch(1).await(10, TimeUnit.SECONDS); // throws at once: the thread is interrupted
+        });
+        boolean interrupted = Thread.interrupted(); // read and cleared, so that it does not leak into other tests
+        assertThat(outcome.status()).isEqualTo(FencedExecutor.Status.FAILED);
+        assertThat(outcome.failure()).isInstanceOf(InterruptedException.class);
+        assertThat(interrupted).as("the interrupt restored for the caller").isTrue();
+        assertThat(executor.execute("job:h", Lease::token).orThrow()).as("released all the same").isEqualTo(2L);
+    }
+
+    /** A caller interrupted before or during the run stays interrupted, whatever the task does. */
+    @Test
+    void anInterruptedCallerStaysInterrupted() {
+        Thread.currentThread().interrupt();
+        FencedExecutor.Outcome<Long> outcome = executor.execute("job:i", Lease::token);
+        boolean interrupted = Thread.interrupted();
+        assertThat(outcome.status()).isEqualTo(FencedExecutor.Status.EXECUTED);
+        assertThat(interrupted).isTrue();
+        assertThat(executor.execute("job:i", Lease::token).orThrow()).as("released all the same").isEqualTo(2L);
     }
 
     /** An observer that throws changes nothing: the run, its release and the next run go on. */

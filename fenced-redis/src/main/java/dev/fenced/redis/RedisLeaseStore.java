@@ -22,12 +22,13 @@ import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.event.command.CommandListener;
 import io.lettuce.core.resource.ClientResources;
 import java.time.Duration;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.MDC;
@@ -41,7 +42,8 @@ import org.slf4j.MDC;
  * <p>Guarantees: tokens for a resource strictly increase in grant order as long as the counter
  * survives; when it does not (restart without persistence, FLUSHALL), the counter is raised above
  * the configured {@link FenceFloor} before the next token, or the loss is reported with
- * {@link CounterLostException} when this client has seen tokens and no floor is configured. With
+ * {@link CounterLostException} when this client has seen tokens (of the last
+ * {@link Builder#tokensRemembered} resources it acquired) and no floor is configured. With
  * {@link Builder#tokenEpochs token epochs}, tokens never repeat or go back whatever Redis loses,
  * a failover to a lagging replica included. Does not guarantee: exclusivity across a failover to a
  * replica that had not received the lease (the fence still holds); without epochs, that a failover
@@ -57,6 +59,7 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
     /** With token epochs, a token is epoch &lt;&lt; 24 | counter: 2^39 epochs of 2^24 tokens each. */
     private static final int EPOCH_SHIFT = 24;
     private static final long MAX_EPOCH = (1L << 39) - 1;
+    static final int DEFAULT_TOKENS_REMEMBERED = 10_000;
 
     private final RedisErrors errors;
     /** Null when the store runs on a client or a connection the caller owns. */
@@ -73,7 +76,13 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
     private final String ownerLabel;
     private final long reseedMargin;
     private final FencedObserver observer;
-    private final Map<String, Long> highestTokenSeen = new ConcurrentHashMap<>();
+    /**
+     * The highest token granted per resource, against a counter that went back behind it (the
+     * acquire script's "seen"). Bounded: past {@link Builder#tokensRemembered} resources the least
+     * recently acquired is forgotten, which only weakens that check for it, as for a client that
+     * never saw its tokens (the fence floor still reseeds a lost counter).
+     */
+    private final Map<String, Long> highestTokenSeen;
 
     private RedisLeaseStore(Builder builder) {
         this.keys = builder.keys;
@@ -84,6 +93,7 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
         this.ownerLabel = builder.ownerLabel;
         this.reseedMargin = builder.reseedMargin;
         this.observer = builder.observer;
+        this.highestTokenSeen = Collections.synchronizedMap(new RecentTokens(builder.tokensRemembered));
         if (builder.sharedConnection != null || builder.sharedClusterConnection != null) {
             this.errors = RedisErrors.forCallersConnection();
             this.client = null;
@@ -195,7 +205,7 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
         if (tokenEpochs != null) {
             return acquireInEpoch(resource, ttl, ownerId, resourceKeys);
         }
-        long seen = highestTokenSeen.getOrDefault(resource, 0L);
+        long seen = highestSeen(resource);
         String hasFloor = fenceFloor == null ? "0" : "1";
         long reply = acquire(resourceKeys, ownerId, ttl, "", hasFloor, seen);
         if (reply == RedisScripts.NEED_FLOOR) {
@@ -367,8 +377,14 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
             return;
         }
         if (tokenSource == null && storedFence > 0) {
-            long before = calls.script(RedisScripts.RAISE_COUNTER, new String[] {keys.fenceKey(resource)}, Long.toString(storedFence));
-            if (before < storedFence) {
+            long before = calls.script(RedisScripts.RAISE_COUNTER, counterKeys(resource), Long.toString(storedFence), "0");
+            if (before < 0) {
+                try (MDC.MDCCloseable r = MDC.putCloseable(LogKeys.RESOURCE, resource)) {
+                    LOG.warn("counter of {} is missing in Redis; not recreated from the stored fence {}, above which tokens may"
+                            + " have been issued: the next acquisition reseeds it from the fence floor or reports it lost",
+                            resource, storedFence);
+                }
+            } else if (before < storedFence) {
                 try (MDC.MDCCloseable r = MDC.putCloseable(LogKeys.RESOURCE, resource)) {
                     LOG.warn("counter of {} was behind a stored fence (at {}, fence {}); raised so the next token is above it",
                             resource, before, storedFence);
@@ -411,6 +427,18 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
     /**
      * Raises the resource's counter to at least {@code floor} and returns its value; never lowers
      * it. For seeding a counter from a database before first use.
+     *
+     * <p>Creates a missing counter only for a resource that never had a token issued, as far as
+     * can be told: Redis records no issuer and no epoch for it, and this store has seen none of
+     * its tokens. Otherwise the counter was lost after tokens were issued, and seeding it from the
+     * stored fences would issue again the tokens granted above them; it is left missing, for the
+     * next acquisition to reseed from the {@link Builder#fenceFloor fence floor}, with its margin.
+     * Limit: Redis that lost every key of the resource (a restart without persistence, FLUSHALL)
+     * looks like a new resource to a store that saw none of its tokens; call this only before first
+     * use, and give the store a fence floor.
+     *
+     * @throws CounterLostException when the counter is missing after tokens were issued; nothing changed
+     * @throws IllegalStateException for a store with token epochs
      */
     public long raiseCounter(String resource, long floor) {
         LeaseArguments.requireValidResource(resource);
@@ -420,8 +448,42 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
         if (floor < 0) {
             throw new IllegalArgumentException("counter floor must not be negative, got " + floor);
         }
-        long before = calls.script(RedisScripts.RAISE_COUNTER, new String[] {keys.fenceKey(resource)}, Long.toString(floor));
+        long seen = highestSeen(resource);
+        long before = calls.script(RedisScripts.RAISE_COUNTER, counterKeys(resource), Long.toString(floor), seen == 0 ? "1" : "0");
+        if (before < 0) {
+            throw new CounterLostException(resource, Math.max(seen, floor));
+        }
         return Math.max(before, floor);
+    }
+
+    /** The least recently acquired resources first, the oldest dropped past the limit. Not thread-safe on its own. */
+    private static final class RecentTokens extends LinkedHashMap<String, Long> {
+        private static final long serialVersionUID = 1L;
+        private final int limit;
+
+        RecentTokens(int limit) {
+            super(16, 0.75f, true);
+            this.limit = limit;
+        }
+
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Long> eldest) {
+            return size() > limit;
+        }
+    }
+
+    /** How many resources' highest tokens this store remembers now; for tests of the bound. */
+    int resourcesRemembered() {
+        return highestTokenSeen.size();
+    }
+
+    /** The highest token this store has granted for the resource, 0 for none. */
+    private long highestSeen(String resource) {
+        return highestTokenSeen.getOrDefault(resource, 0L);
+    }
+
+    private String[] counterKeys(String resource) {
+        return new String[] {keys.fenceKey(resource), keys.epochKey(resource), keys.issuerKey(resource)};
     }
 
     /**
@@ -498,6 +560,7 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
         private String ownerLabel;
         private Duration commandTimeout = Duration.ofSeconds(5);
         private long reseedMargin = 1_000_000;
+        private int tokensRemembered = DEFAULT_TOKENS_REMEMBERED;
         private RedisKeys keys = RedisKeys.DEFAULT;
         private CommandListener commandListener;
         private FencedObserver observer = FencedObserver.NONE;
@@ -544,6 +607,22 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
                 throw new IllegalArgumentException("reseed margin must not be negative, got " + reseedMargin);
             }
             this.reseedMargin = reseedMargin;
+            return this;
+        }
+
+        /**
+         * How many resources' highest tokens the store remembers, to refuse a counter that went back
+         * behind one ({@link CounterLostException}, or a reseed from the floor); 10,000 by default,
+         * some hundred bytes each. Past it, the least recently acquired resource is forgotten: for it, the
+         * store is then like a client that never saw its tokens, and only the fence floor catches a
+         * lost counter. A process that acquires more resources than this in turn (a fleet worker over
+         * many merchants) needs a fence floor or token epochs; 0 remembers none.
+         */
+        public Builder tokensRemembered(int resources) {
+            if (resources < 0) {
+                throw new IllegalArgumentException("tokens remembered must not be negative, got " + resources);
+            }
+            this.tokensRemembered = resources;
             return this;
         }
 

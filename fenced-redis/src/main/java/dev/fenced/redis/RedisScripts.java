@@ -257,11 +257,30 @@ final class RedisScripts {
             """;
 
     /**
-     * Raises the counter to at least ARGV[1]; never lowers it. Returns the counter as it was
-     * before, so that the caller can tell a raise (worth a log line and a metric) from a no-op.
+     * Raises an existing counter to at least ARGV[1]; never lowers it, and never recreates a
+     * missing one: a counter rebuilt from a stored fence would hand out again the tokens issued
+     * above that fence (tokens 1 to 5 issued, a row at fence 3, the counter recreated at 3: the
+     * next token is 4). A missing counter stays missing, so the next acquisition reseeds it above
+     * the floor, with its margin, or reports the loss ({@link #ACQUIRE}). With ARGV[2] = '1' a
+     * missing counter is created, but only for a resource with nothing recorded (no issuer, no
+     * epoch): one that never issued a token, as far as Redis can tell; the caller adds what it saw
+     * itself. Returns the counter as it was before (0 for one created), so that the caller can
+     * tell a raise from a no-op, or -1 when it is missing and was left so.
+     *
+     * <pre>
+     * KEYS[1] counter key   KEYS[2] epoch key   KEYS[3] issuer key
+     * ARGV[1] the value to raise to   ARGV[2] '1' to create a counter for a resource with nothing recorded
+     * </pre>
      */
     static final String RAISE_COUNTER = """
-            local counter = tonumber(redis.call('GET', KEYS[1]) or '0')
+            local counter = redis.call('GET', KEYS[1])
+            if not counter then
+              if ARGV[2] ~= '1' or redis.call('EXISTS', KEYS[2]) == 1 or redis.call('EXISTS', KEYS[3]) == 1 then
+                return -1
+              end
+              counter = '0'
+            end
+            counter = tonumber(counter)
             if counter < tonumber(ARGV[1]) then
               redis.call('SET', KEYS[1], ARGV[1])
             end

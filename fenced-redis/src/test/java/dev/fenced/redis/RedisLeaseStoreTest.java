@@ -4,18 +4,28 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fenced.CounterLostException;
+import dev.fenced.FencedExecutor;
+import dev.fenced.FencedObserver;
 import dev.fenced.Lease;
 import dev.fenced.LeaseStore;
+import dev.fenced.LeaseWatchdog;
 import dev.fenced.StoreAuthenticationException;
 import dev.fenced.StoreUnavailableException;
 import dev.fenced.embedded.EmbeddedRedis;
 import dev.fenced.testing.LeaseStoreContract;
 import dev.fenced.testing.TestRedis;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.event.command.CommandListener;
 import io.lettuce.core.event.command.CommandStartedEvent;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
@@ -275,6 +285,47 @@ class RedisLeaseStoreTest extends LeaseStoreContract {
         }
     }
 
+    /**
+     * A Redis frozen (SIGSTOP) for less than the TTL, as in a failover: the renewal that times out
+     * is retried after the thaw and the lease is kept; the watchdog used to report it lost at once.
+     */
+    @Test
+    void aRenewalThatTimesOutWhileRedisIsFrozenIsRetriedAndTheLeaseKept() throws InterruptedException {
+        Duration ttl = Duration.ofSeconds(5); // renewed every second; a timeout at 300 ms leaves over 3 s to retry in
+        CountDownLatch failed = new CountDownLatch(1);
+        CountDownLatch renewedAfterTheFailure = new CountDownLatch(1);
+        FencedObserver renewals = new FencedObserver() {
+            @Override
+            public void renewed(String resource, long token, FencedObserver.RenewalOutcome outcome) {
+                if (outcome == FencedObserver.RenewalOutcome.ERROR) {
+                    failed.countDown();
+                } else if (outcome == FencedObserver.RenewalOutcome.RENEWED && failed.getCount() == 0) {
+                    renewedAfterTheFailure.countDown();
+                }
+            }
+        };
+        ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
+        AtomicReference<Throwable> lost = new AtomicReference<>();
+        try (EmbeddedRedis redis = EmbeddedRedis.start();
+             RedisLeaseStore paused = RedisLeaseStore.builder(redis.uri()).commandTimeout(Duration.ofMillis(300)).observer(renewals).build()) {
+            Lease lease = paused.tryAcquire("blip", ttl).orElseThrow();
+            try (LeaseWatchdog watchdog = LeaseWatchdog.start(lease, ttl, 0.2, (l, cause) -> lost.set(cause), scheduler)) {
+                redis.pause();
+                try {
+                    assertThat(failed.await(10, TimeUnit.SECONDS)).as("a renewal timed out").isTrue();
+                } finally {
+                    redis.resume();
+                }
+                assertThat(renewedAfterTheFailure.await(10, TimeUnit.SECONDS)).as("retried and renewed after the thaw").isTrue();
+                assertThat(watchdog.isLeaseLost()).isFalse();
+                assertThat(lost.get()).isNull();
+                assertThat(lease.isHeld()).isTrue();
+            }
+        } finally {
+            scheduler.shutdownNow();
+        }
+    }
+
     @Test
     void aRealRestartOfRedisLosesTheCounterAndTheFloorKeepsTokensRising() {
         String resource = freshResource();
@@ -313,6 +364,142 @@ class RedisLeaseStoreTest extends LeaseStoreContract {
         next.release();
         store.observeStoredFence(resource, 5);
         assertThat(store.inspect(resource).counter()).as("never lowered").isEqualTo(41);
+    }
+
+    /** RAISE_COUNTER as it was, for the negative control: a missing counter was recreated at the refused row's fence. */
+    private static final String RAISE_COUNTER_THAT_RECREATES = """
+            local counter = tonumber(redis.call('GET', KEYS[1]) or '0')
+            if counter < tonumber(ARGV[1]) then
+              redis.call('SET', KEYS[1], ARGV[1])
+            end
+            return counter
+            """;
+
+    /**
+     * Tokens 1 to 5 issued, fences 3 and 5 on rows, every key lost; a stale holder refused on the
+     * fence-3 row reports it. The raise must not recreate the counter at 3, whose next token, 4,
+     * was issued already: the next acquisition reseeds above the floor, or reports the loss.
+     */
+    @Test
+    void aRaiseAfterTheKeysWereLostNeverBringsBackAnIssuedToken_negativeControlTheOldRaiseIssuesFourAgain() {
+        String resource = freshResource();
+        String control = freshResource();
+        try (RedisLeaseStore unfloored = RedisLeaseStore.builder(TestRedis.uri()).build();
+             RedisLeaseStore floored = RedisLeaseStore.builder(TestRedis.uri()).fenceFloor(r -> 5).build();
+             RedisLeaseStore flooredControl = RedisLeaseStore.builder(TestRedis.uri()).fenceFloor(r -> 5).build()) {
+            for (String r : List.of(resource, control)) {
+                for (long expected = 1; expected <= 5; expected++) {
+                    Lease lease = unfloored.tryAcquire(r, Duration.ofSeconds(10)).orElseThrow();
+                    assertThat(lease.token()).isEqualTo(expected);
+                    lease.release();
+                }
+                unfloored.forget(r); // every key of the resource, as a restart without persistence loses them
+            }
+
+            floored.observeStoredFence(resource, 3);
+            Lease next = floored.tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow();
+            assertThat(next.token()).as("reseeded above the floor of 5, with the margin").isEqualTo(5 + 1_000_000 + 1);
+            next.release();
+
+            unfloored.forget(resource);
+            unfloored.observeStoredFence(resource, 3);
+            assertThat(unfloored.inspect(resource).counter()).as("a missing counter stays missing").isNull();
+            assertThatThrownBy(() -> unfloored.tryAcquire(resource, Duration.ofSeconds(10)))
+                    .as("without a floor, the store that saw token 5 reports the loss").isInstanceOf(CounterLostException.class);
+
+            admin.eval(RAISE_COUNTER_THAT_RECREATES, ScriptOutputType.INTEGER, new String[] {flooredControl.keys().fenceKey(control)}, "3");
+            Lease repeated = flooredControl.tryAcquire(control, Duration.ofSeconds(10)).orElseThrow();
+            assertThat(repeated.token()).as("control: the old raise recreates the counter at 3 and token 4 comes again").isEqualTo(4);
+            repeated.release();
+        } finally {
+            store.forget(resource); // only this test's keys: the server may be shared
+            store.forget(control);
+        }
+    }
+
+    /** Seeding is for a resource that never issued a token: after a loss, it would issue the tokens above the stored fences again. */
+    @Test
+    void raiseCounterRefusesToRecreateACounterLostAfterTokensWereIssued() {
+        String resource = freshResource();
+        try (RedisLeaseStore fresh = RedisLeaseStore.builder(TestRedis.uri()).build()) {
+            for (int i = 0; i < 5; i++) {
+                store.tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow().release();
+            }
+            admin.del(store.keys().fenceKey(resource)); // the issuer key stays: tokens were issued
+            assertThatThrownBy(() -> fresh.raiseCounter(resource, 3)).as("Redis records an issuer")
+                    .isInstanceOf(CounterLostException.class).hasMessageContaining(resource);
+            store.forget(resource);
+            assertThatThrownBy(() -> store.raiseCounter(resource, 3)).as("nothing in Redis, but this store saw token 5")
+                    .isInstanceOf(CounterLostException.class);
+            assertThat(store.inspect(resource).counter()).as("nothing recreated").isNull();
+        } finally {
+            store.forget(resource);
+        }
+    }
+
+    /**
+     * A task that keeps the interrupt (sets the flag again, as it should) or throws it: the caller
+     * sees the flag afterwards, and the lease is released all the same, though Lettuce fails a
+     * command on an interrupted thread.
+     */
+    @Test
+    void anInterruptedRunLeavesTheFlagSetAndItsLeaseReleased() {
+        String resource = freshResource();
+        FencedExecutor executor = FencedExecutor.builder(store).ttl(Duration.ofSeconds(30)).build();
+        FencedExecutor.Outcome<Long> kept = executor.execute(resource, lease -> {
+            Thread.currentThread().interrupt(); // a task that caught an InterruptedException and kept the flag
+            return lease.token();
+        });
+        boolean keptInterrupted = Thread.interrupted(); // read and cleared, so that it does not leak into other tests
+        assertThat(kept.status()).isEqualTo(FencedExecutor.Status.EXECUTED);
+        assertThat(keptInterrupted).isTrue();
+        assertThat(store.inspect(resource).holder()).as("released, not left to its 30 s TTL").isNull();
+
+        FencedExecutor.Outcome<Object> thrown = executor.execute(resource, lease -> {
+            throw new InterruptedException("cancelled");
+        });
+        boolean thrownInterrupted = Thread.interrupted();
+        assertThat(thrown.status()).isEqualTo(FencedExecutor.Status.FAILED);
+        assertThat(thrownInterrupted).as("the flag the exception cleared, restored").isTrue();
+        assertThat(store.inspect(resource).holder()).isNull();
+
+        Thread.currentThread().interrupt(); // a caller interrupted before the run: Lettuce refuses the command
+        FencedExecutor.Outcome<Long> refused = executor.execute(resource, Lease::token);
+        boolean callerInterrupted = Thread.interrupted();
+        assertThat(refused.status()).isEqualTo(FencedExecutor.Status.FAILED);
+        assertThat(refused.failure()).isInstanceOf(StoreUnavailableException.class);
+        assertThat(callerInterrupted).as("the caller stays interrupted").isTrue();
+        store.forget(resource);
+    }
+
+    /**
+     * A process that touches many resources (a fleet worker over 100k merchants) remembers the
+     * highest token of the most recent few only; a forgotten one is treated as by a client that
+     * never saw its tokens.
+     */
+    @Test
+    void theTokensRememberedAreBoundedToTheMostRecentResources() {
+        List<String> resources = new ArrayList<>();
+        try (RedisLeaseStore bounded = RedisLeaseStore.builder(TestRedis.uri()).tokensRemembered(3).build()) {
+            for (int i = 0; i < 10; i++) {
+                String resource = freshResource();
+                resources.add(resource);
+                bounded.tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow().release();
+                assertThat(bounded.resourcesRemembered()).as("after %d resources", i + 1).isEqualTo(Math.min(i + 1, 3));
+            }
+            String recent = resources.get(9);
+            String forgotten = resources.get(0);
+            admin.del(bounded.keys().fenceKey(recent), bounded.keys().fenceKey(forgotten));
+            assertThatThrownBy(() -> bounded.tryAcquire(recent, Duration.ofSeconds(10)))
+                    .as("a recent resource's lost counter is still caught").isInstanceOf(CounterLostException.class);
+            Lease afresh = bounded.tryAcquire(forgotten, Duration.ofSeconds(10)).orElseThrow();
+            assertThat(afresh.token()).as("forgotten: as for a fresh client without a floor").isEqualTo(1);
+            afresh.release();
+        } finally {
+            resources.forEach(store::forget); // only this test's keys: the server may be shared
+        }
+        assertThat(RedisLeaseStore.DEFAULT_TOKENS_REMEMBERED).isEqualTo(10_000);
+        assertThatThrownBy(() -> RedisLeaseStore.builder(TestRedis.uri()).tokensRemembered(-1)).isInstanceOf(IllegalArgumentException.class);
     }
 
     /** The caller's retry: the first command on a connection to a restarted server may find it reset. */
