@@ -303,7 +303,7 @@ abstract class MoneyFailureContract {
     void upgradedRowsOfTwoDeploymentsAreNeverBothSentOnOneRefund(boolean control) throws Exception {
         String merchant = freshMerchant();
         String id = merchant + "_r001";
-        try (Scratch first = upgraded(merchant, id, "sending"); Scratch second = upgraded(merchant, id, "sending");
+        try (Scratch first = upgraded(merchant, Map.of(id, "sending")); Scratch second = upgraded(merchant, Map.of(id, "sending"));
              PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build())) {
             assertThat(first.column(id, "idempotency_key")).as("V2's key for an existing row").isEqualTo(id)
                     .isEqualTo(second.column(id, "idempotency_key"));
@@ -337,6 +337,62 @@ abstract class MoneyFailureContract {
         }
     }
 
+    /**
+     * Two deployments upgraded from the release before keys were kept on the row share one gateway,
+     * each with a pending row of the same id, merchant and amount: the upgrade gives each pending row
+     * a random key, so each deployment pays its own row under its own key (two refunds), and
+     * reconcile agrees on both (the other deployment's refund of the same merchant is not reported
+     * as a refund without a row). Rows in sending, sent or failed keep their refund id as key.
+     * Control: the pending rows keep their refund id as key, as V2 left them: the second deployment
+     * finds the first's refund under its key and its row is not paid.
+     */
+    @ParameterizedTest(name = "pending rows keep their refund id as key: {0}")
+    @ValueSource(booleans = {false, true})
+    void upgradedPendingRowsOfTwoDeploymentsArePaidEachUnderItsOwnKey(boolean control) throws Exception {
+        String merchant = freshMerchant();
+        String id = merchant + "_r001";
+        Map<String, String> rows = new java.util.LinkedHashMap<>();
+        rows.put(id, "pending");
+        for (String state : List.of("sending", "sent", "failed")) {
+            rows.put(merchant + "_" + state, state);
+        }
+        try (Scratch first = upgraded(merchant, rows); Scratch second = upgraded(merchant, Map.of(id, "pending"));
+             PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build())) {
+            for (String state : List.of("sending", "sent", "failed")) {
+                assertThat(first.column(merchant + "_" + state, "idempotency_key")).as(state + " keeps its key")
+                        .isEqualTo(merchant + "_" + state);
+            }
+            first.execute("DELETE FROM refund WHERE id <> '" + id + "'"); // they served their purpose; only the pending row is settled
+            if (control) {
+                first.execute("UPDATE refund SET idempotency_key = id");
+                second.execute("UPDATE refund SET idempotency_key = id");
+            }
+            String firstKey = first.column(id, "idempotency_key");
+            String secondKey = second.column(id, "idempotency_key");
+            GatewayClient client = GatewayClient.of(gateway.url(), Duration.ofSeconds(5));
+            SettlementOutcome a = first.settle(merchant, client);
+            SettlementOutcome b = second.settle(merchant, client);
+            assertThat(a.result()).isEqualTo(Result.COMPLETED);
+            List<GatewayRefund> paid = refundsOf(gateway.ledger(), merchant);
+            if (control) {
+                assertThat(b.result()).as("control: the keys collide").isEqualTo(Result.REJECTED);
+                assertThat(paid).as("control: one refund for two rows").hasSize(1);
+                assertThat(second.column(id, "state")).isEqualTo("failed");
+                return;
+            }
+            assertThat(firstKey).as("a fresh key, not the refund id").isNotEqualTo(id).isNotEqualTo(secondKey);
+            assertThat(secondKey).isNotEqualTo(id);
+            assertThat(b.result()).isEqualTo(Result.COMPLETED);
+            assertThat(paid).extracting(GatewayRefund::idempotencyKey).containsExactly(firstKey, secondKey);
+            assertThat(first.column(id, "state")).isEqualTo("sent");
+            assertThat(second.column(id, "state")).isEqualTo("sent");
+            assertThat(first.column(id, "gateway_reference")).isEqualTo(paid.get(0).id());
+            assertThat(second.column(id, "gateway_reference")).isEqualTo(paid.get(1).id());
+            assertThat(Reconciliation.of(first.db, client).check(merchant).discrepancies()).isEmpty();
+            assertThat(Reconciliation.of(second.db, client).check(merchant).discrepancies()).isEmpty();
+        }
+    }
+
     /** A gateway adapter written before refunds carried their owner: it drops the metadata, as every call did. */
     private static RefundGateway withoutOwners(GatewayClient client) {
         return new RefundGateway() {
@@ -359,10 +415,10 @@ abstract class MoneyFailureContract {
 
     /**
      * A deployment of its own: a scratch database on the same server, migrated by the release before
-     * keys were kept on the row, holding one row in {@code state}, then migrated by this release;
-     * dropped on close.
+     * keys were kept on the row, holding {@code rows} (id to state, 70.25 EUR each), then migrated by
+     * this release; dropped on close.
      */
-    private Scratch upgraded(String merchant, String id, String state) throws Exception {
+    private Scratch upgraded(String merchant, Map<String, String> rows) throws Exception {
         String name = "fenced_dep_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
         HikariDataSource scratch = pool(database(name));
         try {
@@ -371,13 +427,17 @@ abstract class MoneyFailureContract {
                 dialect = isPostgres(c) ? "postgresql" : "mariadb";
             }
             deployLastRelease(scratch, dialect, "2");
-            try (Connection c = scratch.getConnection(); PreparedStatement s = c.prepareStatement(
-                    "INSERT INTO refund (id, merchant, seq, amount, currency, state, fence) VALUES (?, ?, 1, 70.25, 'EUR', ?, ?)")) {
-                s.setString(1, id);
-                s.setString(2, merchant);
-                s.setString(3, state);
-                s.setLong(4, state.equals("pending") ? 0 : 1);
-                s.executeUpdate();
+            int seq = 0;
+            for (Map.Entry<String, String> row : rows.entrySet()) {
+                try (Connection c = scratch.getConnection(); PreparedStatement s = c.prepareStatement(
+                        "INSERT INTO refund (id, merchant, seq, amount, currency, state, fence) VALUES (?, ?, ?, 70.25, 'EUR', ?, ?)")) {
+                    s.setString(1, row.getKey());
+                    s.setString(2, merchant);
+                    s.setInt(3, ++seq);
+                    s.setString(4, row.getValue());
+                    s.setLong(5, row.getValue().equals("pending") ? 0 : 1);
+                    s.executeUpdate();
+                }
             }
             RefundSchema.migrate(scratch);
         } catch (Exception | Error e) {
@@ -408,6 +468,12 @@ abstract class MoneyFailureContract {
         String deployment() throws SQLException {
             try (Connection c = db.getConnection()) {
                 return RefundOwner.deploymentOf(c);
+            }
+        }
+
+        void execute(String sql) throws SQLException {
+            try (Connection c = db.getConnection(); java.sql.Statement s = c.createStatement()) {
+                s.execute(sql);
             }
         }
 
