@@ -185,6 +185,41 @@ class MoneyCliTest {
         assertThat(usage.stderr().strip().lines()).hasSize(1);
     }
 
+    /**
+     * A row with the key an upgrade left it (its refund id) sent on a refund another deployment
+     * sharing the gateway made under that key, with the same merchant and amount: reconcile reports
+     * it as a foreign refund and exits 8, with and without --repair, and leaves the row alone.
+     * Control: the same refund naming no owner, as every refund was made before, is taken as the
+     * row's: exit 0.
+     */
+    @Test
+    void aRefundAnotherDeploymentMadeUnderARowsKeyIsReportedAndExits8() throws Exception {
+        for (boolean control : new boolean[] {false, true}) {
+            String merchant = seed(1, "70.25");
+            String id = merchant + "_r001";
+            try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build())) {
+                Map<String, String> owner = control ? Map.of() : Map.of("deployment", "d_elsewhere", "merchant", merchant, "refund", id);
+                GatewayRefund refund = GatewayClient.of(gateway.url(), Duration.ofSeconds(5))
+                        .createRefund(id, id, merchant, amount(id), "EUR", owner);
+                update("UPDATE refund SET idempotency_key = id, state = 'sent', fence = 1, gateway_reference = ? WHERE id = ?", refund.id(), id);
+
+                CliRun check = run("reconcile", "--merchant", merchant, "--db-url", DB, "--gateway-url", gateway.url());
+                if (control) {
+                    assertThat(check.exit()).as("control: " + check.stdout()).isZero();
+                    assertThat(check.stdout()).contains("0 discrepancies");
+                    continue;
+                }
+                assertThat(check.exit()).as(check.stdout() + check.stderr()).isEqualTo(ReconcileCommand.DISCREPANCIES);
+                assertThat(check.stdout()).contains("foreign-refund", id, refund.id(), "d_elsewhere");
+                CliRun repair = run("reconcile", "--merchant", merchant, "--repair", "--redis-url", REDIS, "--db-url", DB,
+                        "--gateway-url", gateway.url());
+                assertThat(repair.exit()).as(repair.stdout() + repair.stderr()).isEqualTo(ReconcileCommand.DISCREPANCIES);
+                assertThat(repair.stdout()).contains("foreign-refund").doesNotContain("repaired:");
+                assertThat(states(merchant)).containsExactly(Map.entry("sent", 1L));
+            }
+        }
+    }
+
     @Test
     void seedTotalsOutOfRangeAreUsageErrorsBeforeConnecting() {
         for (String total : new String[] {"1e999999999", "99999999999999999999", "20000000000.00"}) {

@@ -115,11 +115,28 @@ public final class GatewayClient implements RefundGateway {
      */
     @Override
     public GatewayRefund createRefund(String idempotencyKey, String reference, String merchant, BigDecimal amount, String currency) {
-        Map<String, String> body = new LinkedHashMap<>();
+        return createRefund(idempotencyKey, reference, merchant, amount, currency, Map.of());
+    }
+
+    /**
+     * Creates a refund with {@code metadata} kept on it (at most 20 keys of 1 to 40 printable ASCII
+     * characters, values of at most 64), or gets the one already created under
+     * {@code idempotencyKey} with the same parameters. The gateway does not compare metadata: a
+     * replay returns the first refund's.
+     *
+     * @throws GatewayException as {@link #createRefund(String, String, String, BigDecimal, String)}
+     */
+    @Override
+    public GatewayRefund createRefund(String idempotencyKey, String reference, String merchant, BigDecimal amount, String currency,
+                                      Map<String, String> metadata) {
+        Map<String, Object> body = new LinkedHashMap<>();
         body.put("reference", reference);
         body.put("merchant", merchant);
         body.put("amount", amount.toPlainString());
         body.put("currency", currency);
+        if (!metadata.isEmpty()) {
+            body.put("metadata", metadata);
+        }
         String what = "refund " + reference;
         HttpRequest request;
         try {

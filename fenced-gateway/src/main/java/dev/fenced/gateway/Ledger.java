@@ -40,8 +40,8 @@ final class Ledger implements AutoCloseable {
     record Result(Outcome outcome, GatewayRefund refund) {
     }
 
-    /** A request to create a refund, already validated. */
-    record Request(String key, String reference, String merchant, BigDecimal amount, String currency) {
+    /** A request to create a refund, already validated. The metadata is kept, not compared: it is not what is paid. */
+    record Request(String key, String reference, String merchant, BigDecimal amount, String currency, Map<String, String> metadata) {
         boolean sameAs(GatewayRefund earlier) {
             return earlier.reference().equals(reference) && earlier.merchant().equals(merchant)
                     && earlier.amount().compareTo(amount) == 0 && earlier.currency().equals(currency);
@@ -66,7 +66,8 @@ final class Ledger implements AutoCloseable {
             return new Result(request.sameAs(earlier) ? Outcome.REPLAYED : Outcome.CONFLICT, earlier);
         }
         GatewayRefund refund = new GatewayRefund(String.format("gw_%06d", refunds.size() + 1), request.key(),
-                request.reference(), request.merchant(), request.amount(), request.currency(), System.currentTimeMillis());
+                request.reference(), request.merchant(), request.amount(), request.currency(), System.currentTimeMillis(),
+                request.metadata());
         append(refund);
         remember(refund);
         return new Result(Outcome.CREATED, refund);

@@ -24,7 +24,9 @@ import java.util.concurrent.TimeUnit;
  *   <li>{@code POST /refunds}, header {@code Idempotency-Key} (1 to 255 printable ASCII characters;
  *       required unless idempotency is off), body {@code {reference, merchant, amount, currency}}
  *       (reference and merchant 1 to 64 characters; amount a string or number, positive, at most
- *       two decimals and 9999999999.99; currency three capital letters):
+ *       two decimals and 9999999999.99; currency three capital letters) and an optional
+ *       {@code metadata} object (at most 20 keys of 1 to 40 printable ASCII characters, string
+ *       values of at most 64), kept on the refund and not compared on a replay:
  *       201 with the refund created; 200 with the refund already created for the same request
  *       under that key; 400 for a malformed request; 413 for a body over 64 KiB; 409 with
  *       {@code code: idempotency_key_reused} and the earlier {@code refund} for the same key with a

@@ -2,6 +2,7 @@ package dev.fenced.gateway;
 
 import java.math.BigDecimal;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -24,6 +25,20 @@ public interface RefundGateway {
      * @throws GatewayException classified by its outcome
      */
     GatewayRefund createRefund(String idempotencyKey, String reference, String merchant, BigDecimal amount, String currency);
+
+    /**
+     * {@link #createRefund(String, String, String, BigDecimal, String)} with {@code metadata} kept on
+     * the refund and returned by every lookup (a provider's {@code metadata}). The settlement worker
+     * names each refund's owner there, and refuses a refund under its row's key that another owner
+     * made. This default drops the metadata: override it, or a refund another deployment made
+     * under the same key cannot be told from the row's own.
+     *
+     * @throws GatewayException classified by its outcome
+     */
+    default GatewayRefund createRefund(String idempotencyKey, String reference, String merchant, BigDecimal amount, String currency,
+                                       Map<String, String> metadata) {
+        return createRefund(idempotencyKey, reference, merchant, amount, currency);
+    }
 
     /** The refund created under {@code idempotencyKey}, if any. */
     Optional<GatewayRefund> findByKey(String idempotencyKey);

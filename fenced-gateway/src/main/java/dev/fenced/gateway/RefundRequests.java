@@ -11,6 +11,7 @@ import java.math.BigDecimal;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -25,6 +26,9 @@ final class RefundRequests {
     private static final int MAX_BODY = 64 * 1024;
     private static final int MAX_KEY = 255;
     private static final int MAX_FIELD = 64;
+    /** Tighter than Stripe's metadata (50 keys of 40 characters, values of 500): enough for a refund's owner. */
+    private static final int MAX_METADATA_KEYS = 20;
+    private static final int MAX_METADATA_KEY = 40;
     /** Longer than any sane spelling of an amount up to 9999999999.99; BigDecimal parsing is superlinear. */
     private static final int MAX_AMOUNT_TEXT = 32;
     private static final Pattern PRINTABLE_ASCII = Pattern.compile("[\\x20-\\x7E]+");
@@ -79,7 +83,8 @@ final class RefundRequests {
         if (!CURRENCY.matcher(currency).matches()) {
             throw badRequest("currency must be three capital letters, got " + shorten(currency));
         }
-        return new Ledger.Request(key == null ? reference : key, reference, merchant, amount(body.get("amount")), currency);
+        return new Ledger.Request(key == null ? reference : key, reference, merchant, amount(body.get("amount")), currency,
+                metadata(body.get("metadata")));
     }
 
     /** The one lookup of a GET /refunds: its name and its value. */
@@ -101,6 +106,30 @@ final class RefundRequests {
                     + shorten(node.asText()));
         }
         return node.textValue();
+    }
+
+    /** An optional object of string values; absent or null is no metadata. */
+    private static Map<String, String> metadata(JsonNode node) {
+        if (node == null || node.isNull()) {
+            return Map.of();
+        }
+        if (!node.isObject() || node.size() > MAX_METADATA_KEYS) {
+            throw badRequest("metadata must be an object of at most " + MAX_METADATA_KEYS + " string values, got " + shorten(node.toString()));
+        }
+        Map<String, String> metadata = new LinkedHashMap<>();
+        for (Map.Entry<String, JsonNode> entry : node.properties()) {
+            String name = entry.getKey();
+            if (name.isEmpty() || name.length() > MAX_METADATA_KEY || !PRINTABLE_ASCII.matcher(name).matches()) {
+                throw badRequest("a metadata key must be 1 to " + MAX_METADATA_KEY + " printable ASCII characters, got " + shorten(name));
+            }
+            JsonNode value = entry.getValue();
+            if (!value.isTextual() || value.textValue().length() > MAX_FIELD) {
+                throw badRequest("metadata '" + shorten(name) + "' must be a string of at most " + MAX_FIELD + " characters, got "
+                        + shorten(value.toString()));
+            }
+            metadata.put(name, value.textValue());
+        }
+        return metadata;
     }
 
     private static BigDecimal amount(JsonNode node) {

@@ -8,8 +8,10 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -72,6 +74,45 @@ class PaymentGatewayTest {
             assertThat(client.ledger()).containsExactly(created);
             assertThat(client.createRefund("r_1", "r_1", "m_1", AMOUNT, "EUR")).isEqualTo(created);
             assertThat(client.createRefund("r_2", "r_2", "m_1", AMOUNT, "EUR").id()).isNotEqualTo(created.id());
+        }
+    }
+
+    /**
+     * Metadata is kept with the refund, returned by every lookup and by a replay (the first
+     * request's, since it is not compared), and survives a restart; a ledger line written before
+     * refunds had metadata reads as a refund without it. Control: the same refund made without
+     * metadata has none.
+     */
+    @Test
+    void metadataIsKeptWithTheRefundAndReturnedByEveryLookup(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("ledger.jsonl");
+        Files.writeString(file, "{\"id\":\"gw_000001\",\"idempotencyKey\":\"k_0\",\"reference\":\"r_0\","
+                + "\"merchant\":\"m_1\",\"amount\":1.00,\"currency\":\"EUR\",\"createdAt\":1}\n");
+        Map<String, String> owner = Map.of("deployment", "d_1", "refund", "r_1");
+        GatewayRefund created;
+        try (PaymentGateway gateway = PaymentGateway.start(fast().ledgerFile(file).build())) {
+            GatewayClient client = GatewayClient.of(gateway.url(), Duration.ofSeconds(5));
+            created = client.createRefund("k_1", "r_1", "m_1", AMOUNT, "EUR", owner);
+            assertThat(created.metadata()).isEqualTo(owner);
+            assertThat(client.createRefund("k_1", "r_1", "m_1", AMOUNT, "EUR", Map.of("deployment", "d_2")))
+                    .as("a replay returns the first request's metadata").isEqualTo(created);
+            assertThat(client.findByKey("k_1")).contains(created);
+            assertThat(client.createRefund("k_2", "r_2", "m_1", AMOUNT, "EUR").metadata()).as("control: none sent, none kept").isEmpty();
+        }
+        try (PaymentGateway restarted = PaymentGateway.start(fast().ledgerFile(file).build())) {
+            GatewayClient client = GatewayClient.of(restarted.url(), Duration.ofSeconds(5));
+            assertThat(client.refundsOf("m_1")).extracting(GatewayRefund::metadata)
+                    .containsExactly(Map.of(), owner, Map.of());
+            assertThat(client.findByKey("k_1")).contains(created);
+            HttpClient http = HttpClient.newHttpClient();
+            for (String metadata : new String[] {"[1]", "{\"deployment\": 1}", "{\"\": \"x\"}", "{\"k\": \"" + "v".repeat(65) + "\"}"}) {
+                HttpResponse<String> refused = http.send(HttpRequest.newBuilder(URI.create(restarted.url() + "/refunds"))
+                        .header("Idempotency-Key", "k_bad").POST(HttpRequest.BodyPublishers.ofString("{\"reference\": \"r_9\", "
+                                + "\"merchant\": \"m_1\", \"amount\": \"1.00\", \"currency\": \"EUR\", \"metadata\": " + metadata + "}"))
+                        .build(), HttpResponse.BodyHandlers.ofString());
+                assertThat(refused.statusCode()).as(metadata + ": " + refused.body()).isEqualTo(400);
+            }
+            assertThat(client.ledger()).hasSize(3);
         }
     }
 

@@ -9,7 +9,7 @@ import dev.fenced.gateway.GatewayRefund;
  *
  * <ul>
  *   <li>{@link Kind#SUCCEEDED}: the gateway holds a refund under the row's key with the row's
- *       merchant, amount and currency: confirm it.
+ *       merchant, amount and currency, and no other owner ({@link RefundOwner}): confirm it.
  *   <li>{@link Kind#ABSENT}: a lookup answered that no refund exists under the key.
  *   <li>{@link Kind#REJECTED}: a definitive refusal, or a refund that does not match the row: the
  *       only answer that marks a row failed, with {@link #reason()}.
@@ -45,6 +45,10 @@ record GatewayAnswer(Kind kind, GatewayRefund refund, String reason) {
     }
 
     private static String mismatch(RefundRow row, GatewayRefund refund) {
+        String foreign = row.owner().disowns(refund);
+        if (foreign != null) {
+            return foreign;
+        }
         boolean same = row.idempotencyKey().equals(refund.idempotencyKey()) && row.merchant().equals(refund.merchant())
                 && row.amount().compareTo(refund.amount()) == 0 && row.currency().equals(refund.currency());
         return same ? null : "gateway refund " + refund.id() + " under key " + refund.idempotencyKey() + " is for "

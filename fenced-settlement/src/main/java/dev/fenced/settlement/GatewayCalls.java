@@ -8,9 +8,9 @@ import java.util.function.BooleanSupplier;
 
 /**
  * The worker's calls to the gateway for one refund: every attempt and every lookup under the row's
- * own idempotency key, a bounded number of attempts with exponential backoff and jitter, and
- * one {@link GatewayAnswer} at the end. Retries stop early when {@code stop} says the run is over.
- * Thread-safe.
+ * own idempotency key, every attempt naming the row's {@link RefundOwner} as metadata, a bounded
+ * number of attempts with exponential backoff and jitter, and one {@link GatewayAnswer} at the end.
+ * Retries stop early when {@code stop} says the run is over. Thread-safe.
  */
 final class GatewayCalls {
     private static final Duration MAX_BACKOFF = Duration.ofSeconds(2);
@@ -43,7 +43,8 @@ final class GatewayCalls {
                 sleep(delay(attempt - 1));
             }
             try {
-                return GatewayAnswer.of(row, gateway.createRefund(row.idempotencyKey(), row.id(), row.merchant(), row.amount(), row.currency()));
+                return GatewayAnswer.of(row, gateway.createRefund(row.idempotencyKey(), row.id(), row.merchant(), row.amount(), row.currency(),
+                        row.owner().metadata()));
             } catch (GatewayException e) {
                 last = GatewayAnswer.failed(e);
                 if (last.kind() == GatewayAnswer.Kind.REJECTED) {

@@ -35,7 +35,8 @@ import javax.sql.DataSource;
  * (from {@code pending}, {@code sending} or {@code failed}); with {@code retryFailed}, a
  * {@code failed} row without a refund goes back to {@code pending} for another attempt under the
  * same key. Everything else (a row sent without a refund, a refund that does not match its row, a
- * refund no row knows) is only reported: it needs a person. Immutable and thread-safe.
+ * refund no row knows, a refund under a row's key that another deployment or row owns) is only
+ * reported: it needs a person. Immutable and thread-safe.
  */
 public final class Reconciliation {
     /** What disagrees between a row and the gateway. */
@@ -52,10 +53,19 @@ public final class Reconciliation {
         FAILED_BUT_PAID(true),
         /** The refund under the row's key is for another merchant, amount or currency, or another gateway id than the row records. */
         MISMATCH(false),
-        /** A refund of this merchant at the gateway under a key no row of the merchant has. */
+        /**
+         * A refund of this merchant at the gateway under a key no row of the merchant has (one that
+         * names another deployment as its owner is that deployment's, not reported here).
+         */
         REFUND_WITHOUT_ROW(false),
         /** More than one refund at the gateway under one key (a gateway that ignored the key). */
-        DUPLICATE_REFUND(false);
+        DUPLICATE_REFUND(false),
+        /**
+         * The refund under the row's key names another owner ({@link RefundOwner}: another
+         * deployment sharing the gateway, or another row), whatever its amount: it is not the
+         * row's, which has no refund of its own under that key.
+         */
+        FOREIGN_REFUND(false);
 
         private final boolean repairable;
 
@@ -190,6 +200,7 @@ public final class Reconciliation {
 
     private Report compare(String merchant, long token) {
         List<Row> rows = rows(merchant);
+        String deployment = deployment();
         List<GatewayRefund> refunds = gateway.refundsOf(merchant);
         Map<String, List<GatewayRefund>> byKey = new LinkedHashMap<>();
         refunds.forEach(r -> byKey.computeIfAbsent(r.idempotencyKey(), k -> new ArrayList<>()).add(r));
@@ -205,7 +216,8 @@ public final class Reconciliation {
                 found.add(new Discrepancy(Kind.DUPLICATE_REFUND, row.id(), row.state(), mine.get(1).id(),
                         mine.size() + " refunds under key " + row.key(), null));
             }
-            Discrepancy d = compare(merchant, row, refund);
+            Discrepancy d = foreign(deployment, merchant, row, refund);
+            d = d != null ? d : compare(merchant, row, refund);
             if (d != null) {
                 found.add(d);
             } else if (row.state().equals("failed") && refund == null) {
@@ -214,7 +226,7 @@ public final class Reconciliation {
             progress.rowChecked();
         }
         for (GatewayRefund refund : refunds) {
-            if (!keys.contains(refund.idempotencyKey())) {
+            if (!keys.contains(refund.idempotencyKey()) && !ownedElsewhere(deployment, refund)) {
                 found.add(new Discrepancy(Kind.REFUND_WITHOUT_ROW, refund.reference(), null, refund.id(),
                         refund.amount().toPlainString() + " " + refund.currency() + " under key " + refund.idempotencyKey(), null));
             }
@@ -225,6 +237,26 @@ public final class Reconciliation {
     /** A refund under the row's key that is not listed for this merchant: only rows that claim a call went out are looked up. */
     private GatewayRefund lookUp(Row row) {
         return row.state().equals("pending") ? null : gateway.findByKey(row.key()).orElse(null);
+    }
+
+    /** The refund under the row's key, when it names another owner: checked first, since nothing else about it is the row's. */
+    private static Discrepancy foreign(String deployment, String merchant, Row row, GatewayRefund refund) {
+        String whose = refund == null ? null : new RefundOwner(deployment, merchant, row.id()).disowns(refund);
+        return whose == null ? null : new Discrepancy(Kind.FOREIGN_REFUND, row.id(), row.state(), refund.id(), whose, null);
+    }
+
+    private static boolean ownedElsewhere(String deployment, GatewayRefund refund) {
+        String owner = refund.metadata().get(RefundOwner.DEPLOYMENT);
+        return owner != null && !owner.equals(deployment);
+    }
+
+    /** This database's deployment id, or null when no migration made one (a read-only check may meet such a database). */
+    private String deployment() {
+        try (Connection connection = dataSource.getConnection()) {
+            return RefundOwner.deploymentOf(connection);
+        } catch (SQLException e) {
+            throw new StoreUnavailableException("reading the deployment id failed: " + e.getMessage(), e);
+        }
     }
 
     private static Discrepancy compare(String merchant, Row row, GatewayRefund refund) {

@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
@@ -20,7 +21,7 @@ import org.junit.jupiter.api.Test;
  * the worker's tests run it against the real HTTP gateway.
  */
 class GatewayCallsTest {
-    private static final RefundRow ROW = new RefundRow("r_1", "m_1", new BigDecimal("70.25"), "EUR", "key-1", "sending");
+    private static final RefundRow ROW = new RefundRow("r_1", "m_1", new BigDecimal("70.25"), "EUR", "key-1", "sending", "d_1");
     private static final GatewayRefund PAID = new GatewayRefund("gw_1", "key-1", "r_1", "m_1", new BigDecimal("70.25"), "EUR", 0);
 
     /** Throws the scripted failures in order, then answers with {@code created}; lookups answer {@code found}. */
@@ -83,5 +84,26 @@ class GatewayCallsTest {
         GatewayAnswer answer = create(scripted(List.of(), other, null));
         assertThat(answer.kind()).isEqualTo(GatewayAnswer.Kind.REJECTED);
         assertThat(answer.reason()).contains("m_2").contains("m_1");
+    }
+
+    /**
+     * A refund under the row's key, with the row's merchant, amount and currency, that names another
+     * deployment (or another row) as its owner is not the row's. Control: the same refund naming the
+     * row's own owner, or none (made before owners were recorded), succeeds.
+     */
+    @Test
+    void aRefundAnotherOwnerMadeUnderTheRowsKeyIsARejection() {
+        for (Map<String, String> owner : List.of(Map.of("deployment", "d_2", "merchant", "m_1", "refund", "r_1"),
+                Map.of("deployment", "d_1", "merchant", "m_1", "refund", "r_9"))) {
+            GatewayAnswer answer = create(scripted(List.of(), withMetadata(PAID, owner), null));
+            assertThat(answer.kind()).as(owner.toString()).isEqualTo(GatewayAnswer.Kind.REJECTED);
+            assertThat(answer.reason()).contains("belongs to deployment " + owner.get("deployment"));
+        }
+        assertThat(create(scripted(List.of(), withMetadata(PAID, ROW.owner().metadata()), null)).kind()).isEqualTo(GatewayAnswer.Kind.SUCCEEDED);
+        assertThat(create(scripted(List.of(), PAID, null)).kind()).isEqualTo(GatewayAnswer.Kind.SUCCEEDED);
+    }
+
+    private static GatewayRefund withMetadata(GatewayRefund r, Map<String, String> metadata) {
+        return new GatewayRefund(r.id(), r.idempotencyKey(), r.reference(), r.merchant(), r.amount(), r.currency(), r.createdAt(), metadata);
     }
 }

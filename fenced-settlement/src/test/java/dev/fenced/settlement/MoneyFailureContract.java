@@ -2,6 +2,7 @@ package dev.fenced.settlement;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
@@ -10,6 +11,7 @@ import dev.fenced.gateway.GatewayClient;
 import dev.fenced.gateway.GatewayConfig;
 import dev.fenced.gateway.GatewayRefund;
 import dev.fenced.gateway.PaymentGateway;
+import dev.fenced.gateway.RefundGateway;
 import dev.fenced.jdbc.FencedRows;
 import dev.fenced.jdbc.FencedSchema;
 import dev.fenced.jdbc.JdbcFenceFloor;
@@ -26,6 +28,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.Callable;
@@ -282,6 +285,218 @@ abstract class MoneyFailureContract {
                 assertThat(refundsOf(gateway.ledger(), merchant)).as(control ? "control: paid twice" : "paid once")
                         .hasSize(control ? 2 : 1);
             }
+        }
+    }
+
+    /**
+     * Two deployments upgraded from the release before keys were kept on the row share one gateway.
+     * Each has a row left in sending by a call that never reached the gateway, with the same id,
+     * merchant and amount, so both keep the key V2 gave them: the refund id. The first deployment
+     * pays its row; the second finds that refund under its row's key, sees that it names the first
+     * deployment as its owner, and marks its row failed rather than sent; reconcile reports the
+     * foreign refund on the second deployment, and a repair leaves it to a person. Control: the
+     * first deployment's refund made without an owner, as every refund was before: the second
+     * deployment's row is confirmed on it, one refund for two rows, and reconcile sees nothing.
+     */
+    @ParameterizedTest(name = "refunds without an owner: {0}")
+    @ValueSource(booleans = {false, true})
+    void upgradedRowsOfTwoDeploymentsAreNeverBothSentOnOneRefund(boolean control) throws Exception {
+        String merchant = freshMerchant();
+        String id = merchant + "_r001";
+        try (Scratch first = upgraded(merchant, Map.of(id, "sending")); Scratch second = upgraded(merchant, Map.of(id, "sending"));
+             PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build())) {
+            assertThat(first.column(id, "idempotency_key")).as("V2's key for an existing row").isEqualTo(id)
+                    .isEqualTo(second.column(id, "idempotency_key"));
+            GatewayClient client = GatewayClient.of(gateway.url(), Duration.ofSeconds(5));
+            SettlementOutcome a = first.settle(merchant, control ? withoutOwners(client) : client);
+            SettlementOutcome b = second.settle(merchant, client);
+            assertThat(a.result()).isEqualTo(Result.COMPLETED);
+            List<GatewayRefund> paid = refundsOf(gateway.ledger(), merchant);
+            assertThat(paid).as("the second deployment's row never made its own refund").hasSize(1);
+            Reconciliation.Report secondCheck = Reconciliation.of(second.db, client).check(merchant);
+            if (control) {
+                assertThat(b.result()).isEqualTo(Result.COMPLETED);
+                assertThat(second.column(id, "state")).as("control: sent on the other deployment's refund").isEqualTo("sent");
+                assertThat(second.column(id, "gateway_reference")).isEqualTo(first.column(id, "gateway_reference"));
+                assertThat(secondCheck.discrepancies()).as("control: reconcile is silent").isEmpty();
+                return;
+            }
+            assertThat(paid.get(0).metadata()).containsEntry("deployment", first.deployment()).containsEntry("refund", id);
+            assertThat(first.column(id, "state")).isEqualTo("sent");
+            assertThat(b.result()).isEqualTo(Result.REJECTED);
+            assertThat(second.column(id, "state")).isEqualTo("failed");
+            assertThat(second.column(id, "failure_reason")).contains("belongs to deployment " + first.deployment());
+            assertThat(secondCheck.discrepancies()).extracting(Reconciliation.Discrepancy::kind, Reconciliation.Discrepancy::refundId)
+                    .containsExactly(tuple(Kind.FOREIGN_REFUND, id));
+            assertThat(secondCheck.discrepancies().get(0).detail()).contains(first.deployment(), second.deployment());
+            Reconciliation.Report repaired = Reconciliation.of(second.db, client).repair(merchant, second.leases, Duration.ofSeconds(10), true);
+            assertThat(repaired.unresolved()).extracting(Reconciliation.Discrepancy::kind).containsExactly(Kind.FOREIGN_REFUND);
+            assertThat(repaired.retried()).as("not a failed row without a refund: never sent again under that key").isEmpty();
+            assertThat(second.column(id, "state")).isEqualTo("failed");
+            assertThat(Reconciliation.of(first.db, client).check(merchant).discrepancies()).as("the first deployment agrees").isEmpty();
+        }
+    }
+
+    /**
+     * Two deployments upgraded from the release before keys were kept on the row share one gateway,
+     * each with a pending row of the same id, merchant and amount: the upgrade gives each pending row
+     * a random key, so each deployment pays its own row under its own key (two refunds), and
+     * reconcile agrees on both (the other deployment's refund of the same merchant is not reported
+     * as a refund without a row). Rows in sending, sent or failed keep their refund id as key.
+     * Control: the pending rows keep their refund id as key, as V2 left them: the second deployment
+     * finds the first's refund under its key and its row is not paid.
+     */
+    @ParameterizedTest(name = "pending rows keep their refund id as key: {0}")
+    @ValueSource(booleans = {false, true})
+    void upgradedPendingRowsOfTwoDeploymentsArePaidEachUnderItsOwnKey(boolean control) throws Exception {
+        String merchant = freshMerchant();
+        String id = merchant + "_r001";
+        Map<String, String> rows = new java.util.LinkedHashMap<>();
+        rows.put(id, "pending");
+        for (String state : List.of("sending", "sent", "failed")) {
+            rows.put(merchant + "_" + state, state);
+        }
+        try (Scratch first = upgraded(merchant, rows); Scratch second = upgraded(merchant, Map.of(id, "pending"));
+             PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build())) {
+            for (String state : List.of("sending", "sent", "failed")) {
+                assertThat(first.column(merchant + "_" + state, "idempotency_key")).as(state + " keeps its key")
+                        .isEqualTo(merchant + "_" + state);
+            }
+            first.execute("DELETE FROM refund WHERE id <> '" + id + "'"); // they served their purpose; only the pending row is settled
+            if (control) {
+                first.execute("UPDATE refund SET idempotency_key = id");
+                second.execute("UPDATE refund SET idempotency_key = id");
+            }
+            String firstKey = first.column(id, "idempotency_key");
+            String secondKey = second.column(id, "idempotency_key");
+            GatewayClient client = GatewayClient.of(gateway.url(), Duration.ofSeconds(5));
+            SettlementOutcome a = first.settle(merchant, client);
+            SettlementOutcome b = second.settle(merchant, client);
+            assertThat(a.result()).isEqualTo(Result.COMPLETED);
+            List<GatewayRefund> paid = refundsOf(gateway.ledger(), merchant);
+            if (control) {
+                assertThat(b.result()).as("control: the keys collide").isEqualTo(Result.REJECTED);
+                assertThat(paid).as("control: one refund for two rows").hasSize(1);
+                assertThat(second.column(id, "state")).isEqualTo("failed");
+                return;
+            }
+            assertThat(firstKey).as("a fresh key, not the refund id").isNotEqualTo(id).isNotEqualTo(secondKey);
+            assertThat(secondKey).isNotEqualTo(id);
+            assertThat(b.result()).isEqualTo(Result.COMPLETED);
+            assertThat(paid).extracting(GatewayRefund::idempotencyKey).containsExactly(firstKey, secondKey);
+            assertThat(first.column(id, "state")).isEqualTo("sent");
+            assertThat(second.column(id, "state")).isEqualTo("sent");
+            assertThat(first.column(id, "gateway_reference")).isEqualTo(paid.get(0).id());
+            assertThat(second.column(id, "gateway_reference")).isEqualTo(paid.get(1).id());
+            assertThat(Reconciliation.of(first.db, client).check(merchant).discrepancies()).isEmpty();
+            assertThat(Reconciliation.of(second.db, client).check(merchant).discrepancies()).isEmpty();
+        }
+    }
+
+    /** A gateway adapter written before refunds carried their owner: it drops the metadata, as every call did. */
+    private static RefundGateway withoutOwners(GatewayClient client) {
+        return new RefundGateway() {
+            @Override
+            public GatewayRefund createRefund(String key, String reference, String merchant, BigDecimal amount, String currency) {
+                return client.createRefund(key, reference, merchant, amount, currency);
+            }
+
+            @Override
+            public Optional<GatewayRefund> findByKey(String key) {
+                return client.findByKey(key);
+            }
+
+            @Override
+            public List<GatewayRefund> refundsOf(String merchant) {
+                return client.refundsOf(merchant);
+            }
+        };
+    }
+
+    /**
+     * A deployment of its own: a scratch database on the same server, migrated by the release before
+     * keys were kept on the row, holding {@code rows} (id to state, 70.25 EUR each), then migrated by
+     * this release; dropped on close.
+     */
+    private Scratch upgraded(String merchant, Map<String, String> rows) throws Exception {
+        String name = "fenced_dep_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+        HikariDataSource scratch = pool(database(name));
+        try {
+            String dialect;
+            try (Connection c = scratch.getConnection()) {
+                dialect = isPostgres(c) ? "postgresql" : "mariadb";
+            }
+            deployLastRelease(scratch, dialect, "2");
+            int seq = 0;
+            for (Map.Entry<String, String> row : rows.entrySet()) {
+                try (Connection c = scratch.getConnection(); PreparedStatement s = c.prepareStatement(
+                        "INSERT INTO refund (id, merchant, seq, amount, currency, state, fence) VALUES (?, ?, ?, 70.25, 'EUR', ?, ?)")) {
+                    s.setString(1, row.getKey());
+                    s.setString(2, merchant);
+                    s.setInt(3, ++seq);
+                    s.setString(4, row.getValue());
+                    s.setLong(5, row.getValue().equals("pending") ? 0 : 1);
+                    s.executeUpdate();
+                }
+            }
+            RefundSchema.migrate(scratch);
+        } catch (Exception | Error e) {
+            scratch.close();
+            dropDatabase(name);
+            throw e;
+        }
+        return new Scratch(name, scratch, RedisLeaseStore.builder(TestRedis.uri())
+                .fenceFloor(JdbcFenceFloor.of(scratch, RefundSchema.table(), Merchants::merchantOf)).build());
+    }
+
+    private final class Scratch implements AutoCloseable {
+        final String name;
+        final HikariDataSource db;
+        final RedisLeaseStore leases;
+
+        Scratch(String name, HikariDataSource db, RedisLeaseStore leases) {
+            this.name = name;
+            this.db = db;
+            this.leases = leases;
+        }
+
+        SettlementOutcome settle(String merchant, RefundGateway gateway) {
+            return SettlementWorker.builder().leaseStore(leases).dataSource(db).gateway(gateway).ttl(Duration.ofSeconds(10))
+                    .gatewayBackoff(Duration.ofMillis(10)).build().settle(merchant);
+        }
+
+        String deployment() throws SQLException {
+            try (Connection c = db.getConnection()) {
+                return RefundOwner.deploymentOf(c);
+            }
+        }
+
+        void execute(String sql) throws SQLException {
+            try (Connection c = db.getConnection(); java.sql.Statement s = c.createStatement()) {
+                s.execute(sql);
+            }
+        }
+
+        String column(String id, String column) throws SQLException {
+            try (Connection c = db.getConnection(); PreparedStatement s = c.prepareStatement("SELECT " + column + " FROM refund WHERE id = ?")) {
+                s.setString(1, id);
+                try (ResultSet rs = s.executeQuery()) {
+                    return rs.next() ? rs.getString(1) : null;
+                }
+            }
+        }
+
+        @Override
+        public void close() throws SQLException {
+            leases.close();
+            db.close();
+            dropDatabase(name);
+        }
+    }
+
+    private void dropDatabase(String name) throws SQLException {
+        try (Connection c = db.getConnection(); java.sql.Statement s = c.createStatement()) {
+            s.execute("DROP DATABASE IF EXISTS " + name + (isPostgres(c) ? " WITH (FORCE)" : ""));
         }
     }
 
