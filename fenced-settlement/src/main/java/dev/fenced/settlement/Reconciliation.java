@@ -273,6 +273,7 @@ public final class Reconciliation {
 
     private void inTransaction(Work work) {
         try (Connection connection = dataSource.getConnection()) {
+            boolean autoCommit = connection.getAutoCommit();
             connection.setAutoCommit(false);
             try {
                 work.run(connection);
@@ -281,7 +282,7 @@ public final class Reconciliation {
                 connection.rollback();
                 throw e;
             } finally {
-                connection.setAutoCommit(true);
+                connection.setAutoCommit(autoCommit);
             }
         } catch (SQLException e) {
             throw new StoreUnavailableException("repair failed: " + e.getMessage(), e);

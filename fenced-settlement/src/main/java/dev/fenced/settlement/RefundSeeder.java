@@ -136,6 +136,7 @@ public final class RefundSeeder {
         }
         List<BigDecimal> amounts = amounts(count, total);
         try (Connection connection = dataSource.getConnection()) {
+            boolean autoCommit = connection.getAutoCommit();
             connection.setAutoCommit(false);
             try {
                 requireUnseeded(connection, merchant, idPrefix);
@@ -152,6 +153,8 @@ public final class RefundSeeder {
                             + " collide with refunds already stored; seed with another id prefix");
                 }
                 throw e;
+            } finally {
+                connection.setAutoCommit(autoCommit); // the pool's connection goes back as it came
             }
         } catch (SQLException e) {
             throw new StoreUnavailableException("seeding refunds for " + merchant + " failed: " + e.getMessage(), e);
