@@ -13,6 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.regex.Pattern;
 
@@ -25,7 +26,7 @@ final class RefundRequests {
     private static final int MAX_BODY = 64 * 1024;
     private static final int MAX_KEY = 255;
     private static final int MAX_FIELD = 64;
-    /** Longer than any sane spelling of an amount up to 9999999999.99; BigDecimal parsing is superlinear. */
+    /** Longer than any sane spelling of an amount up to 9999999999.999; BigDecimal parsing is superlinear. */
     private static final int MAX_AMOUNT_TEXT = 32;
     private static final Pattern PRINTABLE_ASCII = Pattern.compile("[\\x20-\\x7E]+");
     private static final Pattern CURRENCY = Pattern.compile("[A-Z]{3}");
@@ -79,7 +80,7 @@ final class RefundRequests {
         if (!CURRENCY.matcher(currency).matches()) {
             throw badRequest("currency must be three capital letters, got " + shorten(currency));
         }
-        return new Ledger.Request(key == null ? reference : key, reference, merchant, amount(body.get("amount")), currency);
+        return new Ledger.Request(key == null ? reference : key, reference, merchant, amount(body.get("amount"), currency), currency);
     }
 
     /** The one lookup of a GET /refunds: its name and its value. */
@@ -103,13 +104,14 @@ final class RefundRequests {
         return node.textValue();
     }
 
-    private static BigDecimal amount(JsonNode node) {
+    /** The amount in its currency's minor units, as a payment provider checks it: too many decimals are refused, never rounded. */
+    private static BigDecimal amount(JsonNode node, String currency) {
         BigDecimal amount = parseAmount(node);
-        if (!GatewayConfig.isValidAmount(amount)) {
-            throw badRequest("amount must be positive, with at most two decimals, at most "
-                    + GatewayConfig.MAX_AMOUNT.toPlainString() + ", got " + shorten(node.asText()));
+        Optional<String> problem = MinorUnits.problem(amount, currency);
+        if (problem.isPresent()) {
+            throw badRequest(problem.get());
         }
-        return amount.setScale(GatewayConfig.MAX_AMOUNT.scale()); // safe only now that its scale is bounded
+        return MinorUnits.exact(amount, currency);
     }
 
     private static BigDecimal parseAmount(JsonNode node) {
