@@ -24,8 +24,10 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -35,7 +37,7 @@ import org.junit.jupiter.api.TestInstance;
 /**
  * Amounts in their currency's minor units (ISO 4217) from the seed to the gateway and the journal:
  * KWD's three decimals are stored and paid exactly, JPY's none; what a currency cannot hold is
- * refused by the seeder. One subclass per database.
+ * refused by the seeder and never sent by the worker. One subclass per database.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 abstract class MinorUnitsContract {
@@ -147,6 +149,39 @@ abstract class MinorUnitsContract {
     }
 
     /**
+     * A JPY row of 1.50 written by the application beside the merchant's EUR rows: the worker never
+     * sends, claims or marks it, settles the others, and ends FAILED with the row and the reason;
+     * the row stays pending for an operator. (Before, it was sent; the gateway, which now refuses
+     * it, would have had it marked failed, and an older gateway rounded it.)
+     */
+    @Test
+    void aRowWithMoreDecimalsThanItsCurrencyHasIsNeverSentAndFailsTheRun() throws Exception {
+        String merchant = freshMerchant();
+        RefundSeeder.seed(db, merchant, merchant + "_r", 3, new BigDecimal("30.00"), "EUR");
+        String bad = merchant + "_jpy";
+        try (Connection c = db.getConnection(); PreparedStatement s = c.prepareStatement(
+                "INSERT INTO refund (id, merchant, seq, amount, currency, idempotency_key) VALUES (?, ?, 4, 1.50, 'JPY', ?)")) {
+            s.setString(1, bad);
+            s.setString(2, merchant);
+            s.setString(3, UUID.randomUUID().toString());
+            s.executeUpdate();
+        }
+        try (PaymentGateway gateway = PaymentGateway.start(fast())) {
+            Recording recording = new Recording(GatewayClient.of(gateway.url(), Duration.ofSeconds(5)));
+            List<SettlementEvent> events = new CopyOnWriteArrayList<>();
+            SettlementOutcome outcome = worker(recording).concurrency(2).listener(events::add).build().settle(merchant);
+            assertThat(outcome.result()).isEqualTo(Result.FAILED);
+            assertThat(outcome.error()).contains(bad).contains("1.500 JPY has more decimals than JPY has (0)").contains("operator");
+            assertThat(outcome.sent()).isEqualTo(3);
+            assertThat(outcome.left()).isEqualTo(1);
+            assertThat(recording.references).as("the gateway was never asked about the row").doesNotContain(bad).hasSize(3);
+            assertThat(states(merchant)).containsOnly(Map.entry("pending", 1L), Map.entry("sent", 3L));
+            assertThat(events).anyMatch(e -> e.type() == SettlementEvent.Type.LEFT && bad.equals(e.refundId())
+                    && e.detail().contains("operator"));
+        }
+    }
+
+    /**
      * The migration's control: on the refund table as it was before it (migrated to V2), a KWD
      * amount of 1.234 is stored as 1.23 without an error; after it, as 1.234. The same for the
      * journal. In a database of the test's own, dropped at the end.
@@ -252,5 +287,32 @@ abstract class MinorUnitsContract {
             }
         }
         return states;
+    }
+
+    /** The real gateway client, noting the reference of every refund created and the key of every lookup. */
+    private static final class Recording implements RefundGateway {
+        final List<String> references = new CopyOnWriteArrayList<>();
+        private final RefundGateway gateway;
+
+        Recording(RefundGateway gateway) {
+            this.gateway = gateway;
+        }
+
+        @Override
+        public GatewayRefund createRefund(String idempotencyKey, String reference, String merchant, BigDecimal amount, String currency) {
+            references.add(reference);
+            return gateway.createRefund(idempotencyKey, reference, merchant, amount, currency);
+        }
+
+        @Override
+        public Optional<GatewayRefund> findByKey(String idempotencyKey) {
+            references.add("lookup " + idempotencyKey);
+            return gateway.findByKey(idempotencyKey);
+        }
+
+        @Override
+        public List<GatewayRefund> refundsOf(String merchant) {
+            return gateway.refundsOf(merchant);
+        }
     }
 }
