@@ -2,6 +2,7 @@ package dev.fenced.cli;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fenced.fleet.SettlementJobs;
+import dev.fenced.gateway.MinorUnits;
 import dev.fenced.settlement.Merchants;
 import dev.fenced.settlement.RefundSeeder;
 import java.math.BigDecimal;
@@ -19,10 +20,10 @@ final class SeedCommand implements Callable<Integer> {
     @Option(names = "--refunds", required = true, description = "how many refunds")
     int refunds;
 
-    @Option(names = "--total", required = true, description = "their total, at most two decimals, e.g. 84300.00")
+    @Option(names = "--total", required = true, description = "their total, with at most the currency's decimals (EUR 2, JPY 0, KWD 3), e.g. 84300.00")
     String total;
 
-    @Option(names = "--currency", defaultValue = "EUR", description = "ISO currency code (default ${DEFAULT-VALUE})")
+    @Option(names = "--currency", defaultValue = "EUR", description = "ISO 4217 currency code with minor units (default ${DEFAULT-VALUE})")
     String currency;
 
     @Option(names = "--id-prefix", description = "refund id prefix (default: the merchant id and _r, e.g. m_4471_r001)")
@@ -49,7 +50,7 @@ final class SeedCommand implements Callable<Integer> {
         } catch (NumberFormatException e) {
             throw new UsageException("--total '" + total + "' is not a decimal number");
         }
-        RefundSeeder.amounts(refunds, amount); // every input is checked before anything is written
+        RefundSeeder.amounts(refunds, amount, currency); // every input is checked before anything is written
         if (idPrefix == null) {
             idPrefix = merchant + "_r"; // never collides with another merchant seeded the same way
         }
@@ -65,7 +66,8 @@ final class SeedCommand implements Callable<Integer> {
                     throw new UsageException(e.getMessage());
                 }
             }
-            System.out.println("seeded " + merchant + ": " + refunds + " refunds, " + amount.setScale(2).toPlainString() + " " + currency);
+            BigDecimal written = amount.setScale(MinorUnits.digits(currency)); // exact: the split refused more decimals
+            System.out.println("seeded " + merchant + ": " + refunds + " refunds, " + written.toPlainString() + " " + currency);
             if (jobs != null) {
                 System.out.println(EnqueueCommand.describe(jobs.enqueue(merchant)));
             }

@@ -84,6 +84,21 @@ class CliInputTest {
         assertThat(status.get("leaseHolder").isNull()).isTrue();
     }
 
+    /** A total in a currency with three decimals is seeded and shown exactly; one with none, without decimals. */
+    @Test
+    void seedKeepsEachCurrencysDecimals() throws Exception {
+        String db = dev.fenced.testing.TestDatabases.postgresUrl();
+        String kwd = "m_" + java.util.UUID.randomUUID().toString().substring(0, 8);
+        assertThat(stdout("seed", "--merchant", kwd, "--refunds", "4", "--total", "10.005", "--currency", "KWD", "--db-url", db))
+                .contains("seeded " + kwd + ": 4 refunds, 10.005 KWD");
+        String jpy = "m_" + java.util.UUID.randomUUID().toString().substring(0, 8);
+        assertThat(stdout("seed", "--merchant", jpy, "--refunds", "3", "--total", "1000", "--currency", "JPY", "--db-url", db))
+                .contains("seeded " + jpy + ": 3 refunds, 1000 JPY");
+        com.fasterxml.jackson.databind.JsonNode status = new com.fasterxml.jackson.databind.ObjectMapper().readTree(
+                stdout("status", "--merchant", kwd, "--json", "--db-url", db, "--redis-url", dev.fenced.testing.TestRedis.uri()));
+        assertThat(status.get("totalAmount").asText()).isEqualTo("10.005");
+    }
+
     private static void assertOneLine(Run run, int exit, String contains) {
         assertThat(run.exit()).as(run.stderr()).isEqualTo(exit);
         assertThat(run.stderr().strip().lines().count()).as(run.stderr()).isEqualTo(1);
@@ -95,6 +110,14 @@ class CliInputTest {
         assertOneLine(run("seed", "--merchant", "m_1", "--refunds", "0", "--total", "10", "--db-url", "jdbc:postgresql://127.0.0.1:1/x"), 2, "positive");
         assertOneLine(run("seed", "--merchant", "m_1", "--refunds", "3", "--total", "10.001", "--db-url", "jdbc:postgresql://127.0.0.1:1/x"), 2, "two decimals");
         assertOneLine(run("seed", "--merchant", "m_1", "--refunds", "5", "--total", "0.04", "--db-url", "jdbc:postgresql://127.0.0.1:1/x"), 2, "too small");
+        assertOneLine(run("seed", "--merchant", "m_1", "--refunds", "1", "--total", "1.50", "--currency", "JPY",
+                "--db-url", "jdbc:postgresql://127.0.0.1:1/x"), 2, "total 1.50 JPY has decimals, and JPY has none");
+        assertOneLine(run("seed", "--merchant", "m_1", "--refunds", "1", "--total", "1.2345", "--currency", "KWD",
+                "--db-url", "jdbc:postgresql://127.0.0.1:1/x"), 2, "more than three decimals");
+        assertOneLine(run("seed", "--merchant", "m_1", "--refunds", "1", "--total", "1", "--currency", "XAU",
+                "--db-url", "jdbc:postgresql://127.0.0.1:1/x"), 2, "no minor units");
+        assertOneLine(run("seed", "--merchant", "m_1", "--refunds", "1", "--total", "1", "--currency", "EURO",
+                "--db-url", "jdbc:postgresql://127.0.0.1:1/x"), 2, "not an ISO 4217");
         assertOneLine(run("seed", "--merchant", "m_1", "--refunds", "5", "--total", "ten", "--db-url", "jdbc:postgresql://127.0.0.1:1/x"), 2, "not a decimal");
         assertOneLine(run("seed", "--merchant", "m 1", "--refunds", "5", "--total", "10"), 2, "merchant id");
         assertOneLine(run("seed", "--merchant", "", "--refunds", "5", "--total", "10"), 2, "blank");

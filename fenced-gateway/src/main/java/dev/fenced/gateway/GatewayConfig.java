@@ -17,7 +17,7 @@ import java.util.Objects;
  * the same answer every time for the same amount.
  */
 public final class GatewayConfig {
-    /** The largest amount a refund may have: the settlement database keeps amounts as NUMERIC(12,2). */
+    /** The largest refund limit: ten digits before the decimal point ({@link MinorUnits#MAX_INTEGER_DIGITS}), two after. */
     static final BigDecimal MAX_AMOUNT = new BigDecimal("9999999999.99");
 
     private final int port;

@@ -23,12 +23,14 @@ import java.util.concurrent.TimeUnit;
  * <ul>
  *   <li>{@code POST /refunds}, header {@code Idempotency-Key} (1 to 255 printable ASCII characters;
  *       required unless idempotency is off), body {@code {reference, merchant, amount, currency}}
- *       (reference and merchant 1 to 64 characters; amount a string or number, positive, at most
- *       two decimals and 9999999999.99; currency three capital letters) and an optional
+ *       (reference and merchant 1 to 64 characters; currency an ISO 4217 code with at most three
+ *       minor-unit digits; amount a string or number, positive, at most ten digits before the
+ *       decimal point and no more decimals than its currency has: {@link MinorUnits}) and an optional
  *       {@code metadata} object (at most 20 keys of 1 to 40 printable ASCII characters, string
  *       values of at most 64), kept on the refund and not compared on a replay:
  *       201 with the refund created; 200 with the refund already created for the same request
- *       under that key; 400 for a malformed request; 413 for a body over 64 KiB; 409 with
+ *       under that key; 400 for a malformed request, with the reason (JPY 1.50 is refused, never
+ *       rounded); 413 for a body over 64 KiB; 409 with
  *       {@code code: idempotency_key_reused} and the earlier {@code refund} for the same key with a
  *       different reference, merchant, amount or currency; 422 with {@code code: refund_refused}
  *       for an amount above {@link GatewayConfig#refuseAbove()}, nothing created, on every try.

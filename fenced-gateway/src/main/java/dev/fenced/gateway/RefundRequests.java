@@ -14,6 +14,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.regex.Pattern;
 
@@ -29,7 +30,7 @@ final class RefundRequests {
     /** Tighter than Stripe's metadata (50 keys of 40 characters, values of 500): enough for a refund's owner. */
     private static final int MAX_METADATA_KEYS = 20;
     private static final int MAX_METADATA_KEY = 40;
-    /** Longer than any sane spelling of an amount up to 9999999999.99; BigDecimal parsing is superlinear. */
+    /** Longer than any sane spelling of an amount up to 9999999999.999; BigDecimal parsing is superlinear. */
     private static final int MAX_AMOUNT_TEXT = 32;
     private static final Pattern PRINTABLE_ASCII = Pattern.compile("[\\x20-\\x7E]+");
     private static final Pattern CURRENCY = Pattern.compile("[A-Z]{3}");
@@ -83,7 +84,7 @@ final class RefundRequests {
         if (!CURRENCY.matcher(currency).matches()) {
             throw badRequest("currency must be three capital letters, got " + shorten(currency));
         }
-        return new Ledger.Request(key == null ? reference : key, reference, merchant, amount(body.get("amount")), currency,
+        return new Ledger.Request(key == null ? reference : key, reference, merchant, amount(body.get("amount"), currency), currency,
                 metadata(body.get("metadata")));
     }
 
@@ -132,13 +133,14 @@ final class RefundRequests {
         return metadata;
     }
 
-    private static BigDecimal amount(JsonNode node) {
+    /** The amount in its currency's minor units, as a payment provider checks it: too many decimals are refused, never rounded. */
+    private static BigDecimal amount(JsonNode node, String currency) {
         BigDecimal amount = parseAmount(node);
-        if (!GatewayConfig.isValidAmount(amount)) {
-            throw badRequest("amount must be positive, with at most two decimals, at most "
-                    + GatewayConfig.MAX_AMOUNT.toPlainString() + ", got " + shorten(node.asText()));
+        Optional<String> problem = MinorUnits.problem(amount, currency);
+        if (problem.isPresent()) {
+            throw badRequest(problem.get());
         }
-        return amount.setScale(GatewayConfig.MAX_AMOUNT.scale()); // safe only now that its scale is bounded
+        return MinorUnits.exact(amount, currency);
     }
 
     private static BigDecimal parseAmount(JsonNode node) {

@@ -194,6 +194,36 @@ class GatewayServerTest {
         }
     }
 
+    /**
+     * Amounts are checked against their currency's ISO 4217 minor units, as a payment provider does:
+     * JPY 1.50 and KWD 1.2345 are refused with the reason and create nothing, never rounded; so are
+     * currencies without minor units (XAU) and unknown codes. JPY 150 and KWD 1.234 are made, kept
+     * with exactly their currency's decimals. The control: EUR 1.50, the same digits, is made.
+     */
+    @Test
+    void anAmountWithMoreDecimalsThanItsCurrencyHasIsRefusedNotRounded() throws Exception {
+        try (PaymentGateway gateway = PaymentGateway.start(fast().build())) {
+            HttpClient http = http();
+            for (String[] refused : new String[][] {{"1.50", "JPY"}, {"1.2345", "KWD"}, {"1.001", "EUR"}, {"1", "XAU"}, {"1", "ABC"},
+                    {"1.0001", "CLF"}, {"99999999999", "JPY"}}) {
+                HttpResponse<String> answer = post(http, gateway, "k-" + refused[1], body("r_" + refused[1], "m_1", refused[0], refused[1]));
+                assertThat(answer.statusCode()).as("%s %s", refused[0], refused[1]).isEqualTo(400);
+                assertThat(json(answer).path("error").asText()).as("the reason").contains(refused[1]);
+            }
+            assertThat(json(post(http, gateway, "k", body("r_1", "m_1", "1.50", "JPY"))).path("error").asText())
+                    .isEqualTo("amount 1.50 JPY has more decimals than JPY has (0); it is refused, not rounded");
+            assertThat(gateway.ledger()).as("nothing created").isEmpty();
+
+            assertThat(post(http, gateway, "k-jpy", body("r_jpy", "m_1", "150", "JPY")).statusCode()).isEqualTo(201);
+            assertThat(post(http, gateway, "k-kwd", body("r_kwd", "m_1", "1.234", "KWD")).statusCode()).isEqualTo(201);
+            assertThat(post(http, gateway, "k-eur", body("r_eur", "m_1", "1.50", "EUR")).statusCode()).as("control").isEqualTo(201);
+            assertThat(post(http, gateway, "k-jpy", body("r_jpy", "m_1", "150.000", "JPY")).statusCode()).as("the same refund, replayed")
+                    .isEqualTo(200);
+            assertThat(gateway.ledger()).extracting(r -> r.amount().toPlainString() + " " + r.currency())
+                    .containsExactly("150 JPY", "1.234 KWD", "1.50 EUR");
+        }
+    }
+
     @Test
     void aRefundAboveTheLimitIsRefusedEveryTimeAndCreatesNothing() throws Exception {
         try (PaymentGateway gateway = PaymentGateway.start(fast().refuseAbove(new BigDecimal("100")).build())) {

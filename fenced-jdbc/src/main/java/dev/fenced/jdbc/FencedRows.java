@@ -243,7 +243,12 @@ public final class FencedRows {
         }
     }
 
-    /** {@link #claim(Connection, Object, long)} on a connection of its own, in auto-commit. */
+    /**
+     * {@link #claim(Connection, Object, long)} on a connection of its own, committed before it goes
+     * back to the pool, whatever auto-commit the pool hands out; the connection goes back as it came.
+     * Inside a Spring transaction use the connection Spring bound to the thread instead (fenced-spring's
+     * {@code SpringFencedRows}): a second connection would wait on the row locks the first holds.
+     */
     public void claim(DataSource dataSource, Object id, long token) {
         inAutoCommit(dataSource, connection -> {
             claim(connection, id, token);
@@ -251,7 +256,7 @@ public final class FencedRows {
         });
     }
 
-    /** {@link #confirm(Connection, Object, long, Map)} on a connection of its own, in auto-commit. */
+    /** {@link #confirm(Connection, Object, long, Map)} on a connection of its own, as {@link #claim(DataSource, Object, long)}. */
     public void confirm(DataSource dataSource, Object id, long token, Map<String, ?> alsoSet) {
         inAutoCommit(dataSource, connection -> {
             confirm(connection, id, token, alsoSet);
@@ -259,7 +264,7 @@ public final class FencedRows {
         });
     }
 
-    /** {@link #claimAll(Connection, List, long)} on a connection of its own, in auto-commit. */
+    /** {@link #claimAll(Connection, List, long)} on a connection of its own, as {@link #claim(DataSource, Object, long)}. */
     public BatchClaim claimAll(DataSource dataSource, List<?> ids, long token) {
         return inAutoCommit(dataSource, connection -> claimAll(connection, ids, token));
     }
@@ -268,14 +273,35 @@ public final class FencedRows {
         T run(Connection connection);
     }
 
+    /**
+     * Runs {@code work} in auto-commit, so that it is committed before the connection goes back to
+     * the pool (a pool set to {@code autoCommit=false} would roll it back), then puts auto-commit
+     * back as it found it.
+     */
     private <T> T inAutoCommit(DataSource dataSource, ConnectionWork<T> work) {
         try (Connection connection = dataSource.getConnection()) {
-            if (!connection.getAutoCommit()) {
+            boolean found = connection.getAutoCommit();
+            if (!found) {
                 connection.setAutoCommit(true);
             }
-            return work.run(connection);
+            try {
+                return work.run(connection);
+            } finally {
+                if (!found) {
+                    restoreManualCommit(connection);
+                }
+            }
         } catch (SQLException e) {
             throw SqlErrors.translate(null, "connection to the database for " + table.table(), e);
+        }
+    }
+
+    /** A connection that cannot take it back is broken, and its pool discards it; the write was committed already. */
+    private static void restoreManualCommit(Connection connection) {
+        try {
+            connection.setAutoCommit(false);
+        } catch (SQLException brokenConnection) {
+            // what the write did, or why it was refused, is the answer; not this
         }
     }
 

@@ -40,11 +40,18 @@ public final class JdbcTokenSource implements TokenSource {
         LeaseArguments.requireValidResource(resource);
         JdbcDialect dialect = null;
         try (Connection connection = dataSource.getConnection()) {
-            if (!connection.getAutoCommit()) {
-                connection.setAutoCommit(true);
+            boolean found = connection.getAutoCommit();
+            if (!found) {
+                connection.setAutoCommit(true); // the counter's raise commits before the token is handed out
             }
             dialect = detected.of(connection);
-            return dialect.nextToken(connection, counterTable, resource);
+            try {
+                return dialect.nextToken(connection, counterTable, resource);
+            } finally {
+                if (!found) {
+                    connection.setAutoCommit(false);
+                }
+            }
         } catch (SQLException e) {
             throw SqlErrors.translate(dialect, "issuing a token for " + resource, e);
         }

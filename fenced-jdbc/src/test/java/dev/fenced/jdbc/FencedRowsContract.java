@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.fenced.FenceViolation;
 import dev.fenced.RowNotFoundException;
 import dev.fenced.SerializationConflictException;
+import dev.fenced.testing.OneConnectionPool;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -319,6 +320,36 @@ abstract class FencedRowsContract {
         assertThat(getClass().getClassLoader().getResource(FencedSchema.SCRIPTS + "/postgresql/V1__fence_counter.sql"))
                 .as("the scripts are published for other migration tools").isNotNull();
         assertThat(getClass().getClassLoader().getResource(FencedSchema.SCRIPTS + "/mariadb/V1__fence_counter.sql")).isNotNull();
+    }
+
+    /**
+     * The DataSource overloads on a pool that hands out connections in manual commit and takes them
+     * back as they are: each write is committed (another connection sees it), and the connection
+     * goes back in manual commit, refused writes included. Without the restore, the next borrower
+     * of the connection would run in auto-commit, each of its statements committed on its own.
+     */
+    @Test
+    void theDataSourceOverloadsCommitAndGiveTheConnectionBackAsTheyFoundIt() throws SQLException {
+        insert("r_1", "pending", 0);
+        insert("r_2", "pending", 0);
+        insert("r_3", "pending", 9);
+        try (Connection pooled = dataSource.getConnection()) {
+            pooled.setAutoCommit(false);
+            DataSource pool = OneConnectionPool.of(pooled);
+            rows.claim(pool, "r_1", 5);
+            assertThat(pooled.getAutoCommit()).as("after a claim").isFalse();
+            rows.confirm(pool, "r_1", 5, Map.of("note", "paid"));
+            assertThat(pooled.getAutoCommit()).as("after a confirm").isFalse();
+            assertThat(rows.claimAll(pool, List.of("r_2", "r_3"), 5).claimed()).containsExactly("r_2");
+            assertThat(pooled.getAutoCommit()).as("after a batch claim with a refusal").isFalse();
+            assertThatThrownBy(() -> rows.claim(pool, "r_3", 5)).isInstanceOf(FenceViolation.class);
+            assertThat(pooled.getAutoCommit()).as("after a refused claim").isFalse();
+            pooled.rollback(); // what a pool does to a connection in manual commit that comes back: the writes must not depend on it
+        }
+        assertRow("r_1", "sent", 5);
+        assertThat(note("r_1")).isEqualTo("paid");
+        assertRow("r_2", "sending", 5);
+        assertRow("r_3", "pending", 9);
     }
 
     // ---- the race ----

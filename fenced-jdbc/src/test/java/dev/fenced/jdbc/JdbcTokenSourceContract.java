@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fenced.TokenSource;
+import dev.fenced.testing.OneConnectionPool;
 import dev.fenced.testing.TokenSourceContract;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -53,5 +54,19 @@ abstract class JdbcTokenSourceContract extends TokenSourceContract {
         assertThat(source.nextToken(resource)).isEqualTo(1);
         assertThat(source.nextToken(resource)).isEqualTo(2);
         assertThat(source.nextToken(freshResource())).as("counters are per resource").isEqualTo(1);
+    }
+
+    /** On a connection in manual commit the counter's raise is committed, and the connection goes back in manual commit. */
+    @Test
+    void aTokenIsCommittedAndTheConnectionGoesBackAsItCame() throws java.sql.SQLException {
+        String resource = freshResource();
+        try (java.sql.Connection pooled = pool.getConnection()) {
+            pooled.setAutoCommit(false);
+            JdbcTokenSource onIt = JdbcTokenSource.of(OneConnectionPool.of(pooled));
+            assertThat(onIt.nextToken(resource)).isEqualTo(1);
+            assertThat(pooled.getAutoCommit()).isFalse();
+            pooled.rollback();
+        }
+        assertThat(source.nextToken(resource)).as("the first token was committed").isEqualTo(2);
     }
 }

@@ -305,6 +305,7 @@ public final class Reconciliation {
 
     private void inTransaction(Work work) {
         try (Connection connection = dataSource.getConnection()) {
+            boolean autoCommit = connection.getAutoCommit();
             connection.setAutoCommit(false);
             try {
                 work.run(connection);
@@ -313,7 +314,7 @@ public final class Reconciliation {
                 connection.rollback();
                 throw e;
             } finally {
-                connection.setAutoCommit(true);
+                connection.setAutoCommit(autoCommit);
             }
         } catch (SQLException e) {
             throw new StoreUnavailableException("repair failed: " + e.getMessage(), e);

@@ -1,6 +1,7 @@
 package dev.fenced.settlement;
 
 import dev.fenced.StoreUnavailableException;
+import dev.fenced.gateway.MinorUnits;
 import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -13,17 +14,17 @@ import java.util.UUID;
 import javax.sql.DataSource;
 
 /**
- * Seeds a merchant's pending refunds with deterministic amounts that sum exactly to a total.
+ * Seeds a merchant's pending refunds with deterministic amounts that sum exactly to a total, each
+ * in its currency's minor units (ISO 4217: JPY none, EUR two, KWD three decimals; never rounded).
  *
  * <p>Amounts are the total split evenly, then moved in pairs by a deterministic offset (one
  * refund gains what its partner loses), so the sum never changes. Every fifth refund keeps the
  * even share: with the article's 1,200 refunds and 84,300.00 EUR, r_815 is 70.25.
  */
 public final class RefundSeeder {
-    /** The largest amount the refund table holds: NUMERIC(12, 2). */
     private static final int BATCH = 500;
+    /** The largest amount in a currency with two decimals: ten digits before the decimal point ({@link MinorUnits}). */
     public static final BigDecimal MAX_AMOUNT = new BigDecimal("9999999999.99");
-    private static final long MAX_AMOUNT_CENTS = 999_999_999_999L;
     private static final int MAX_TOTAL_DIGITS = 16;
 
     private RefundSeeder() {
@@ -39,19 +40,28 @@ public final class RefundSeeder {
         return prefix + String.format("%03d", index);
     }
 
-    /**
-     * Splits {@code total} into {@code count} positive amounts with two decimals that sum to it.
-     *
-     * @throws IllegalArgumentException for a non-positive count, a total that is not positive,
-     *     has more than two decimals, or is below 0.01 per refund
-     */
+    /** {@link #amounts(int, BigDecimal, String)} in a currency with two decimals, EUR. */
     public static List<BigDecimal> amounts(int count, BigDecimal total) {
+        return amounts(count, total, "EUR");
+    }
+
+    /**
+     * Splits {@code total} into {@code count} positive amounts in {@code currency}'s minor units
+     * that sum to it exactly.
+     *
+     * @throws IllegalArgumentException for a non-positive count; a currency that is not ISO 4217,
+     *     has no minor units or more than three ({@link MinorUnits#digits}); a total that is not
+     *     positive, has more decimals than the currency, is below one minor unit per refund, or
+     *     splits into refunds above the amount column's limit
+     */
+    public static List<BigDecimal> amounts(int count, BigDecimal total, String currency) {
         if (count <= 0) {
             throw new IllegalArgumentException("refund count must be positive, got " + count);
         }
         if (count > 1_000_000) {
             throw new IllegalArgumentException("refund count " + count + " is over the limit of 1,000,000");
         }
+        int digits = MinorUnits.digits(currency);
         if (total == null || total.signum() <= 0) {
             throw new IllegalArgumentException("total must be positive, got " + (total == null ? null : total.toPlainString()));
         }
@@ -59,21 +69,32 @@ public final class RefundSeeder {
         if (total.precision() - total.scale() > MAX_TOTAL_DIGITS) {
             throw new IllegalArgumentException("total is over the limit of " + MAX_TOTAL_DIGITS + " digits before the decimal point");
         }
-        if (total.stripTrailingZeros().scale() > 2) {
-            throw new IllegalArgumentException("total " + total.toPlainString() + " has more than two decimals");
+        if (total.stripTrailingZeros().scale() > digits) {
+            throw new IllegalArgumentException("total " + total.toPlainString() + " " + currency + (digits == 0
+                    ? " has decimals, and " + currency + " has none" : " has more than " + DIGITS[digits] + " decimals, the most "
+                    + currency + " has") + ": refused, never rounded");
         }
-        long cents = total.movePointRight(2).longValueExact();
-        if (cents < count) {
+        BigDecimal oneUnit = BigDecimal.ONE.movePointLeft(digits);
+        long maxUnits = BigDecimal.TEN.pow(MinorUnits.MAX_INTEGER_DIGITS + digits).longValueExact() - 1;
+        BigDecimal maxAmount = BigDecimal.valueOf(maxUnits, digits);
+        long units;
+        try {
+            units = total.movePointRight(digits).longValueExact();
+        } catch (ArithmeticException e) {
+            throw new IllegalArgumentException("total " + total.toPlainString() + " split into " + count
+                    + " refunds gives refunds above the amount column's limit of " + maxAmount.toPlainString());
+        }
+        if (units < count) {
             throw new IllegalArgumentException("total " + total.toPlainString() + " is too small to split into " + count
-                    + " refunds of at least 0.01");
+                    + " refunds of at least " + oneUnit.toPlainString());
         }
-        long share = cents / count;
-        long remainder = cents % count;
+        long share = units / count;
+        long remainder = units % count;
         long[] amounts = new long[count];
         for (int i = 0; i < count; i++) {
             amounts[i] = share + (i >= count - remainder ? 1 : 0);
         }
-        // Move cents within pairs (1,2), (3,4), (6,7), (8,9), ... of 1-based indexes; multiples of 5 keep the share.
+        // Move units within pairs (1,2), (3,4), (6,7), (8,9), ... of 1-based indexes; multiples of 5 keep the share.
         long maxOffset = share / 2;
         int first = -1;
         for (int index = 1; index <= count; index++) {
@@ -91,14 +112,16 @@ public final class RefundSeeder {
         }
         List<BigDecimal> out = new ArrayList<>(count);
         for (long amount : amounts) {
-            if (amount > MAX_AMOUNT_CENTS) {
+            if (amount > maxUnits) {
                 throw new IllegalArgumentException("total " + total.toPlainString() + " split into " + count
-                        + " refunds gives refunds above the amount column's limit of " + MAX_AMOUNT.toPlainString());
+                        + " refunds gives refunds above the amount column's limit of " + maxAmount.toPlainString());
             }
-            out.add(BigDecimal.valueOf(amount, 2));
+            out.add(BigDecimal.valueOf(amount, digits));
         }
         return out;
     }
+
+    private static final String[] DIGITS = {"no", "one", "two", "three"};
 
     private static long mix(long x) {
         x = (x ^ (x >>> 33)) * 0xff51afd7ed558ccdL;
@@ -134,8 +157,9 @@ public final class RefundSeeder {
         if (currency == null || !currency.matches("[A-Z]{3}")) {
             throw new IllegalArgumentException("currency must be three capital letters, got " + currency);
         }
-        List<BigDecimal> amounts = amounts(count, total);
+        List<BigDecimal> amounts = amounts(count, total, currency);
         try (Connection connection = dataSource.getConnection()) {
+            boolean autoCommit = connection.getAutoCommit();
             connection.setAutoCommit(false);
             try {
                 requireUnseeded(connection, merchant, idPrefix);
@@ -152,6 +176,8 @@ public final class RefundSeeder {
                             + " collide with refunds already stored; seed with another id prefix");
                 }
                 throw e;
+            } finally {
+                connection.setAutoCommit(autoCommit); // the pool's connection goes back as it came
             }
         } catch (SQLException e) {
             throw new StoreUnavailableException("seeding refunds for " + merchant + " failed: " + e.getMessage(), e);

@@ -1,5 +1,6 @@
 package dev.fenced.settlement;
 
+import dev.fenced.gateway.MinorUnits;
 import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -15,7 +16,8 @@ import javax.sql.DataSource;
 
 /**
  * A merchant's refund rows at a glance: how many are in each state, the highest fence written on
- * them and their total amount. Read in one statement, so the three agree; writes nothing.
+ * them and their total amount, with as many decimals as its currencies have. Read in one
+ * statement, so the three agree; writes nothing.
  */
 public record RefundSummary(String merchant, Map<String, Long> rowsByState, long highestFence, BigDecimal totalAmount) {
 
@@ -28,21 +30,23 @@ public record RefundSummary(String merchant, Map<String, Long> rowsByState, long
         Map<String, Long> byState = new TreeMap<>();
         long highestFence = 0;
         BigDecimal total = BigDecimal.ZERO;
+        int decimals = 0;
         try (Connection c = dataSource.getConnection();
-             PreparedStatement s = c.prepareStatement(
-                     "SELECT state, COUNT(*), COALESCE(MAX(fence), 0), COALESCE(SUM(amount), 0) FROM refund WHERE merchant = ? GROUP BY state")) {
+             PreparedStatement s = c.prepareStatement("SELECT state, currency, COUNT(*), COALESCE(MAX(fence), 0), COALESCE(SUM(amount), 0)"
+                     + " FROM refund WHERE merchant = ? GROUP BY state, currency")) {
             s.setString(1, merchant);
             try (ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
-                    byState.put(rs.getString(1), rs.getLong(2));
-                    highestFence = Math.max(highestFence, rs.getLong(3));
-                    total = total.add(rs.getBigDecimal(4));
+                    byState.merge(rs.getString(1), rs.getLong(3), Long::sum);
+                    decimals = Math.max(decimals, decimals(rs.getString(2)));
+                    highestFence = Math.max(highestFence, rs.getLong(4));
+                    total = total.add(rs.getBigDecimal(5));
                 }
             }
         } catch (SQLException e) {
             throw new IllegalStateException("could not read the refunds of " + merchant + ": " + e.getMessage(), e);
         }
-        return new RefundSummary(merchant, byState, highestFence, total);
+        return new RefundSummary(merchant, byState, highestFence, written(total, decimals));
     }
 
     /** Whether the merchant has any refund row at all, in any state: a mistyped merchant id has none. */
@@ -85,26 +89,42 @@ public record RefundSummary(String merchant, Map<String, Long> rowsByState, long
             Map<String, Map<String, Long>> byState = new LinkedHashMap<>();
             Map<String, Long> fences = new LinkedHashMap<>();
             Map<String, BigDecimal> totals = new LinkedHashMap<>();
+            Map<String, Integer> decimals = new LinkedHashMap<>();
             String marks = String.join(", ", Collections.nCopies(merchants.size(), "?"));
-            try (PreparedStatement s = c.prepareStatement("SELECT merchant, state, COUNT(*), COALESCE(MAX(fence), 0), COALESCE(SUM(amount), 0)"
-                    + " FROM refund WHERE merchant IN (" + marks + ") GROUP BY merchant, state")) {
+            try (PreparedStatement s = c.prepareStatement("SELECT merchant, state, currency, COUNT(*), COALESCE(MAX(fence), 0),"
+                    + " COALESCE(SUM(amount), 0) FROM refund WHERE merchant IN (" + marks + ") GROUP BY merchant, state, currency")) {
                 for (int i = 0; i < merchants.size(); i++) {
                     s.setString(i + 1, merchants.get(i));
                 }
                 try (ResultSet rs = s.executeQuery()) {
                     while (rs.next()) {
                         String merchant = rs.getString(1);
-                        byState.computeIfAbsent(merchant, m -> new TreeMap<>()).put(rs.getString(2), rs.getLong(3));
-                        fences.merge(merchant, rs.getLong(4), Math::max);
-                        totals.merge(merchant, rs.getBigDecimal(5), BigDecimal::add);
+                        byState.computeIfAbsent(merchant, m -> new TreeMap<>()).merge(rs.getString(2), rs.getLong(4), Long::sum);
+                        decimals.merge(merchant, decimals(rs.getString(3)), Math::max);
+                        fences.merge(merchant, rs.getLong(5), Math::max);
+                        totals.merge(merchant, rs.getBigDecimal(6), BigDecimal::add);
                     }
                 }
             }
             return merchants.stream().map(m -> new RefundSummary(m, byState.getOrDefault(m, Map.of()), fences.getOrDefault(m, 0L),
-                    totals.getOrDefault(m, BigDecimal.ZERO))).toList();
+                    written(totals.getOrDefault(m, BigDecimal.ZERO), decimals.getOrDefault(m, 0)))).toList();
         } catch (SQLException e) {
             throw new IllegalStateException("could not read the refunds: " + e.getMessage(), e);
         }
+    }
+
+    /** The decimals {@code currency} has; a code ISO 4217 does not know shows as many as the table keeps. */
+    private static int decimals(String currency) {
+        try {
+            return MinorUnits.digits(currency);
+        } catch (IllegalArgumentException e) {
+            return MinorUnits.MAX_DIGITS;
+        }
+    }
+
+    /** The total with its currencies' decimals (843.00 EUR, not the column's 843.000), and never fewer than it has: nothing is rounded. */
+    private static BigDecimal written(BigDecimal total, int decimals) {
+        return total.setScale(Math.max(decimals, total.stripTrailingZeros().scale()));
     }
 
     /** How many merchants have refund rows. */

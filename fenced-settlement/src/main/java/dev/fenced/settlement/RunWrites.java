@@ -12,7 +12,8 @@ import java.util.Map;
 /**
  * A run's writes on its rows, each through the worker's {@link RefundWrites} under the run's token:
  * claims in one transaction (all or none), confirms as one auto-committed batch, and the fenced
- * moves of a claimed row to {@code failed} or back to {@code pending}.
+ * moves of a claimed row to {@code failed} or back to {@code pending}. Each is committed before the
+ * run reports it, whatever auto-commit the pool hands out, and the connection goes back as it came.
  */
 final class RunWrites {
     private final SettlementRun run;
@@ -24,7 +25,12 @@ final class RunWrites {
     /** A definitive refusal: the claimed row becomes failed with the reason, under the same fence as a confirm. */
     void markFailed(String refundId, String reason) throws SQLException {
         try (Connection connection = run.worker.dataSource.getConnection()) {
-            run.worker.writes.fail(connection, refundId, run.token, reason);
+            boolean autoCommit = autoCommitOn(connection);
+            try {
+                run.worker.writes.fail(connection, refundId, run.token, reason);
+            } finally {
+                restore(connection, autoCommit);
+            }
         }
         run.failed.incrementAndGet();
         run.emit(SettlementEvent.Type.FAILED, refundId, reason);
@@ -33,7 +39,12 @@ final class RunWrites {
     /** Nothing of the claimed row reached the gateway: back to pending, fenced, for the next run. */
     void putBack(String refundId, String why) throws SQLException {
         try (Connection connection = run.worker.dataSource.getConnection()) {
-            run.worker.writes.release(connection, refundId, run.token);
+            boolean autoCommit = autoCommitOn(connection);
+            try {
+                run.worker.writes.release(connection, refundId, run.token);
+            } finally {
+                restore(connection, autoCommit);
+            }
         }
         run.emit(SettlementEvent.Type.LEFT, refundId, "pending: " + why);
     }
@@ -82,6 +93,7 @@ final class RunWrites {
 
     <T> T inTransaction(TransactionWork<T> work) throws SQLException {
         try (Connection connection = run.worker.dataSource.getConnection()) {
+            boolean autoCommit = connection.getAutoCommit();
             connection.setAutoCommit(false);
             try {
                 T result = work.run(connection);
@@ -95,7 +107,7 @@ final class RunWrites {
                 }
                 throw e;
             } finally {
-                connection.setAutoCommit(true);
+                connection.setAutoCommit(autoCommit);
             }
         }
     }
@@ -104,8 +116,36 @@ final class RunWrites {
     Map<String, FencedException> writeConfirms(Map<String, String> gatewayReferenceById) throws SQLException {
         // PostgreSQL commits the whole batch at its one Sync message, so a batch costs one round trip.
         try (Connection connection = run.worker.dataSource.getConnection()) {
+            boolean autoCommit = autoCommitOn(connection);
+            try {
+                return run.worker.writes.confirmAll(connection, gatewayReferenceById, run.token);
+            } finally {
+                restore(connection, autoCommit);
+            }
+        }
+    }
+
+    /**
+     * Turns auto-commit on and says what it was, to be put back once the write is done: a pool
+     * that hands out {@code autoCommit=false} (common in Spring applications) rolls back, when the
+     * connection goes back, a write nobody committed, while the run would report it written.
+     */
+    private static boolean autoCommitOn(Connection connection) throws SQLException {
+        boolean found = connection.getAutoCommit();
+        if (!found) {
             connection.setAutoCommit(true);
-            return run.worker.writes.confirmAll(connection, gatewayReferenceById, run.token);
+        }
+        return found;
+    }
+
+    /** Puts auto-commit back as found; a connection that cannot take it is broken, and the pool discards it. */
+    private static void restore(Connection connection, boolean autoCommit) {
+        try {
+            if (!autoCommit) {
+                connection.setAutoCommit(false);
+            }
+        } catch (SQLException brokenConnection) {
+            // the write was committed already; its outcome, not this, is what the run reports
         }
     }
 

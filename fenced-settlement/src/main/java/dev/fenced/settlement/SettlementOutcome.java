@@ -12,7 +12,7 @@ import dev.fenced.FenceViolation;
  * @param skipped refunds an earlier holder finished (sent or failed) after this run read them
  * @param left refunds this run read and left pending or sending for the next run
  * @param violation the refusal that ended the run, or null
- * @param error what stopped a {@link Result#FAILED} run, or null
+ * @param error what stopped a {@link Result#FAILED} run, or which refunds it left for an operator and why; or null
  * @param stale true when the run's lease was already gone when it ended (expired or taken over):
  *     another holder may own the merchant now, and whatever handed this run its work should let
  *     that holder decide
@@ -49,7 +49,11 @@ public record SettlementOutcome(Result result, String merchant, long token, int 
          * or any key written. A merchant whose rows are all settled is {@link #COMPLETED}.
          */
         NO_REFUNDS,
-        /** An unexpected error (database or Redis unreachable) stopped the run. */
+        /**
+         * An unexpected error (database or Redis unreachable) stopped the run; or the run settled
+         * what it could and left refunds it must not send as they are, for an operator: an amount
+         * with more decimals than its currency has (JPY 1.50), an unknown currency. {@code error} says which.
+         */
         FAILED
     }
 }

@@ -4,6 +4,7 @@ import dev.fenced.FenceViolation;
 import dev.fenced.FencedException;
 import dev.fenced.Lease;
 import dev.fenced.gateway.GatewayRefund;
+import dev.fenced.gateway.MinorUnits;
 import dev.fenced.settlement.SettlementOutcome.Result;
 import java.sql.SQLException;
 import java.util.ArrayList;
@@ -43,6 +44,8 @@ final class SettlementRun {
     final AtomicInteger gatewayFailuresInARow = new AtomicInteger();
     final AtomicBoolean gatewayDown = new AtomicBoolean();
     final Set<String> skipped = ConcurrentHashMap.newKeySet();
+    /** Rows never sent because their amount does not fit their currency, each with why; written by the settling thread only. */
+    final List<String> needOperator = new ArrayList<>();
     final RunWrites rowWrites = new RunWrites(this);
     final ConfirmBatcher confirmations;
     final GatewayCalls calls;
@@ -133,6 +136,7 @@ final class SettlementRun {
     void settle(String merchant) throws SQLException {
         List<RefundRow> rows = RefundRow.unsettled(worker.dataSource, merchant);
         read = rows.size();
+        rows = sendable(rows);
         // With more than one in flight, a refund's slot is freed once its gateway call has
         // answered (its confirm then waits in the group commit on its own thread), and the next
         // rows are claimed while the current ones are in flight: neither database round trip
@@ -200,6 +204,27 @@ final class SettlementRun {
         if (worker.journal != null && violation.get() == null) {
             journal(merchant);
         }
+    }
+
+    /**
+     * The rows whose amount is a refund amount in their currency (ISO 4217 minor units), each with
+     * its amount written in exactly that many decimals. The others are never sent, claimed or
+     * marked: no gateway refused them, and a person must decide what the amount was meant to be
+     * (a JPY 1.50 is not 1 or 2). They stay as they are and fail the run, with the reason.
+     */
+    private List<RefundRow> sendable(List<RefundRow> rows) {
+        List<RefundRow> sendable = new ArrayList<>(rows.size());
+        for (RefundRow row : rows) {
+            Optional<String> problem = MinorUnits.problem(row.amount(), row.currency());
+            if (problem.isPresent()) {
+                needOperator.add(row.id() + ": " + problem.get());
+                emit(SettlementEvent.Type.LEFT, row.id(), row.state() + ", never sent, for an operator: " + problem.get());
+            } else {
+                sendable.add(new RefundRow(row.id(), row.merchant(), MinorUnits.exact(row.amount(), row.currency()), row.currency(),
+                        row.idempotencyKey(), row.state(), row.deployment()));
+            }
+        }
+        return sendable;
     }
 
     /**
@@ -359,6 +384,8 @@ final class SettlementRun {
             result = Result.LEASE_LOST;
         } else if (gatewayDown.get()) {
             result = Result.GATEWAY_UNAVAILABLE;
+        } else if (!needOperator.isEmpty()) {
+            result = Result.FAILED;
         } else if (left() > 0 && stopRequested.getAsBoolean()) {
             result = Result.STOPPED;
         } else if (left() > 0) {
@@ -368,8 +395,11 @@ final class SettlementRun {
         } else {
             result = Result.COMPLETED;
         }
+        String why = error.get() != null || needOperator.isEmpty() ? error.get()
+                : needOperator.size() + (needOperator.size() == 1 ? " refund needs" : " refunds need") + " an operator, left unsent: "
+                + String.join("; ", needOperator.subList(0, Math.min(3, needOperator.size()))) + (needOperator.size() > 3 ? "; ..." : "");
         return new SettlementOutcome(result, merchant, token, sent.get(), recovered.get(), failed.get(), skipped.size(), left(),
-                violation.get(), error.get(), stale);
+                violation.get(), why, stale);
     }
 
     /** Rows read at the start that this run neither finished nor found finished. */

@@ -14,6 +14,7 @@ import dev.fenced.jdbc.JdbcSequenceTokenSource;
 import dev.fenced.micrometer.FencedMeters;
 import dev.fenced.redis.RedisLeaseStore;
 import dev.fenced.redis.RedisTls;
+import dev.fenced.spring.SpringFencedRows;
 import dev.fenced.spring.SpringFencedTransactions;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisClient;
@@ -36,7 +37,8 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * Wires fencing into a Spring Boot application: a {@link RedisLeaseStore} on {@code fenced.redis.url}
  * or on the application's Spring Data Redis Lettuce client, a database {@link TokenSource} and a
  * {@link FenceFloor} when configured, {@link FencedTransactions}, {@link SpringFencedTransactions}
- * and {@link FencedRows} on the application's {@link DataSource}, a {@link FencedExecutor}, meters
+ * and {@link FencedRows} (with {@link SpringFencedRows} for writes inside Spring transactions) on the
+ * application's {@link DataSource}, a {@link FencedExecutor}, meters
  * in the application's {@link MeterRegistry} (and, in {@link FencedHealthAutoConfiguration}, an
  * Actuator health indicator). Every bean backs off
  * when the application defines its own.
@@ -115,6 +117,15 @@ public class FencedAutoConfiguration {
             table.scopeColumn(rows.getScopeColumn());
         }
         return FencedRows.of(table.build()).observedBy(observer.getIfAvailable(() -> FencedObserver.NONE));
+    }
+
+    /** The same fenced writes in the application's Spring transactions, on the connection bound to the thread. */
+    @Bean
+    @ConditionalOnBean(DataSource.class)
+    @ConditionalOnMissingBean
+    @ConditionalOnProperty(name = "fenced.rows.table")
+    public SpringFencedRows springFencedRows(DataSource dataSource, FencedRows rows) {
+        return SpringFencedRows.of(dataSource, rows);
     }
 
     @Bean

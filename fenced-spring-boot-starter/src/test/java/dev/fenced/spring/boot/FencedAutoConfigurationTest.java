@@ -14,6 +14,7 @@ import dev.fenced.jdbc.FencedTransactions;
 import dev.fenced.jdbc.JdbcSequenceTokenSource;
 import dev.fenced.micrometer.FencedMeters;
 import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.spring.SpringFencedRows;
 import dev.fenced.spring.SpringFencedTransactions;
 import dev.fenced.spring.boot.sample.LedgerJob;
 import dev.fenced.spring.boot.sample.SampleApplication;
@@ -80,6 +81,7 @@ class FencedAutoConfigurationTest {
                     long second = executor.execute(resource, lease -> lease.token()).orThrow();
                     assertThat(second).as("tokens from the sequence grow").isGreaterThan(first);
                     assertThat(context.getBean(FencedRows.class).table().scopeColumn()).contains("merchant");
+                    assertThat(context.getBean(SpringFencedRows.class).rows()).isSameAs(context.getBean(FencedRows.class));
                 });
     }
 

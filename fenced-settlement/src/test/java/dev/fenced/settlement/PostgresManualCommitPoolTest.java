@@ -1,0 +1,10 @@
+package dev.fenced.settlement;
+
+import dev.fenced.testing.TestDatabases;
+
+class PostgresManualCommitPoolTest extends ManualCommitPoolContract {
+    @Override
+    protected String jdbcUrl() {
+        return TestDatabases.postgresUrl();
+    }
+}
