@@ -79,6 +79,9 @@ class MoneyCliTest {
             assertThat(control.exit()).as("control: " + control.stdout()).isEqualTo(SettleCommand.REJECTED);
             assertThat(states(refused)).containsExactly(Map.entry("failed", 4L));
             assertThat(failureReasons(refused)).isEqualTo(4);
+            CliRun again = settle(refused, gateway.url());
+            assertThat(again.exit()).as("nothing left to settle: " + again.both()).isZero();
+            assertThat(again.stdout()).contains("all 4 refunds were already finished, 4 of them failed (see fenced reconcile)");
         }
     }
 

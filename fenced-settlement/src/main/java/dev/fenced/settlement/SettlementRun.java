@@ -43,6 +43,8 @@ final class SettlementRun {
     final AtomicInteger gatewayFailuresInARow = new AtomicInteger();
     final AtomicBoolean gatewayDown = new AtomicBoolean();
     final Set<String> skipped = ConcurrentHashMap.newKeySet();
+    /** Of the skipped, the rows the earlier holder finished as failed: they keep the run from completing. */
+    final Set<String> failedElsewhere = ConcurrentHashMap.newKeySet();
     final RunWrites rowWrites = new RunWrites(this);
     final ConfirmBatcher confirmations;
     final GatewayCalls calls;
@@ -363,13 +365,13 @@ final class SettlementRun {
             result = Result.STOPPED;
         } else if (left() > 0) {
             result = Result.GATEWAY_UNAVAILABLE;
-        } else if (failed.get() > 0) {
+        } else if (failed.get() > 0 || !failedElsewhere.isEmpty()) {
             result = Result.REJECTED;
         } else {
             result = Result.COMPLETED;
         }
         return new SettlementOutcome(result, merchant, token, sent.get(), recovered.get(), failed.get(), skipped.size(), left(),
-                violation.get(), error.get(), stale);
+                violation.get(), error.get(), stale, failedElsewhere.size());
     }
 
     /** Rows read at the start that this run neither finished nor found finished. */
