@@ -86,6 +86,12 @@ final class StatusBoard {
             out.append(String.format("merchants %d-%d of %d%s%n", page.offset() + 1, last, page.merchants(),
                     last < page.merchants() ? "; next page: --offset " + last : ""));
         }
+        List<String> failed = page.rows().stream().filter(row -> row.failed() > 0).map(row -> row.merchant() + " (" + row.failed() + ")")
+                .toList();
+        if (!failed.isEmpty()) {
+            out.append("failed refunds on this page, not paid, need an operator (fenced reconcile --merchant M): ")
+                    .append(String.join(", ", failed)).append('\n');
+        }
         page.rows().stream().filter(row -> row.tokensProblem() != null)
                 .forEach(row -> out.append(row.merchant()).append(": ").append(row.tokensProblem()).append('\n'));
         if (!page.holders().isEmpty()) {

@@ -40,6 +40,10 @@ public record StatusReport(String merchant, String leaseHolder, long leaseMillis
         line(out, "leaseMillisLeft", leaseMillisLeft);
         line(out, "counter", counter == null ? "none" : counter);
         line(out, "rowsByState", rowsByState);
+        long failed = rowsByState.getOrDefault("failed", 0L);
+        if (failed > 0) {
+            line(out, "failed", failed + " refunds not paid: they need an operator (fenced reconcile --merchant " + merchant + ")");
+        }
         line(out, "highestFence", highestFence);
         line(out, "totalAmount", totalAmount);
         if (gatewayRefunds != null) {
