@@ -147,6 +147,7 @@ class CliInputTest {
         assertOneLine(run("settle", "--merchant", "m_1", "--ttl", "25h"), 2, "TTL 25h is over the limit of one day");
         assertOneLine(run("status", "--all", "--watch", "50ms", "--db-url", db), 2, "--watch must be at least 100ms, got 50ms");
         assertOneLine(run("worker", "--ack-wait", "100ms"), 2, "ackWait must be 500ms to 1h, got 100ms");
+        assertOneLine(run("worker", "--drain-time", "10ms"), 2, "--drain-time must be 100ms to 1h, got 10ms");
         String merchant = "m_" + java.util.UUID.randomUUID().toString().substring(0, 8);
         assertOneLine(run("seed", "--merchant", merchant, "--refunds", "1", "--total", "1.00", "--progress-every", "0s", "--db-url", db), 2,
                 "--progress-every must be positive, got 0s");
