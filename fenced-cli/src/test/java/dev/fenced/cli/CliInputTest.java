@@ -107,7 +107,7 @@ class CliInputTest {
     void unreachableServersAreOneLineRuntimeFailuresWithoutPasswords() {
         assertOneLine(run("seed", "--merchant", "m_1", "--refunds", "5", "--total", "10",
                 "--db-url", "jdbc:postgresql://127.0.0.1:1/x?user=u&password=hunter2"), 1, "unreachable");
-        Run redis = run("status", "--merchant", "m_1", "--redis-url", "redis://:hunter2@127.0.0.1:1",
+        Run redis = run("tokens", "--merchant", "m_1", "--redis-url", "redis://:hunter2@127.0.0.1:1",
                 "--db-url", dev.fenced.testing.TestDatabases.postgresUrl());
         assertOneLine(redis, 1, "127.0.0.1:1");
         assertThat(redis.stderr()).doesNotContain("hunter2");
