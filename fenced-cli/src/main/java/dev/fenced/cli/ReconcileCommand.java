@@ -18,8 +18,9 @@ import picocli.CommandLine.Option;
 @Command(name = "reconcile", mixinStandardHelpOptions = true,
         description = {"Compare every refund row of a merchant with the gateway, key by key; with --repair, fix the safe cases",
                 "under the merchant's lease and a fresh token, through fenced writes.",
-                "Exit codes: 0 the rows and the gateway agree (after the repair), 8 discrepancies remain,",
-                "4 a worker holds the merchant's lease (--repair), 1 runtime failure, 2 usage error."})
+                "Exit codes: 0 the rows and the gateway agree (after the repair), 8 discrepancies remain or failed rows without",
+                "a refund (they need an operator: --repair --retry-failed sends them again), 4 a worker holds the merchant's",
+                "lease (--repair), 1 runtime failure, 2 usage error."})
 final class ReconcileCommand implements Callable<Integer> {
     static final int DISCREPANCIES = 8;
 
@@ -79,7 +80,12 @@ final class ReconcileCommand implements Callable<Integer> {
             }
         }
         print(report);
-        return report.unresolved().isEmpty() ? 0 : DISCREPANCIES;
+        return report.unresolved().isEmpty() && failedLeft(report) == 0 ? 0 : DISCREPANCIES;
+    }
+
+    /** Failed rows without a refund that the repair did not put back to pending: a refund not paid, for an operator to decide. */
+    private static long failedLeft(Report report) {
+        return report.failed().stream().filter(id -> !report.retried().contains(id)).count();
     }
 
     /** Rows compared, on stderr: the bar or lines start once the rows are read and their count is known. */
@@ -118,7 +124,8 @@ final class ReconcileCommand implements Callable<Integer> {
         }
         if (!report.failed().isEmpty()) {
             System.out.printf("  %d failed without a refund at the gateway%s%n", report.failed().size(),
-                    !report.retried().isEmpty() ? ": back to pending for the next settle" : " (--repair --retry-failed sends them again)");
+                    failedLeft(report) == 0 ? ": back to pending for the next settle"
+                            : ": not paid, they need an operator (--repair --retry-failed sends them again)");
         }
     }
 }

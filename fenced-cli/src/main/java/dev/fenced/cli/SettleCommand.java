@@ -18,10 +18,10 @@ import picocli.CommandLine.Option;
         description = {"Settle one merchant's refunds as one worker process, then exit.",
                 "Exit codes: 0 finished the batch, 3 abandoned it on a fence violation, 4 the lease was held by someone else,",
                 "5 the lease was lost mid-batch, 6 the gateway was unavailable (refunds left pending or sending for the next run),",
-                "7 finished, but the gateway refused some refunds (marked failed; see reconcile), 9 stopped by SIGTERM or SIGINT",
-                "(what was in flight finished, the rest left for the next run), 11 the merchant's tokens come from another issuer",
-                "than --tokens (see fenced tokens), 12 the merchant has no refunds at all (a mistyped id?), 1 runtime failure,",
-                "2 usage error."})
+                "7 finished, but some refunds ended failed (refused by the gateway, for this run or for an earlier holder;",
+                "see reconcile), 9 stopped by SIGTERM or SIGINT (what was in flight finished, the rest left for the next run),",
+                "11 the merchant's tokens come from another issuer than --tokens (see fenced tokens), 12 the merchant has no",
+                "refunds at all (a mistyped id?), 1 runtime failure, 2 usage error."})
 public class SettleCommand implements Callable<Integer> {
     public static final int FENCE_VIOLATION = 3;
     public static final int LEASE_BUSY = 4;
@@ -140,12 +140,14 @@ public class SettleCommand implements Callable<Integer> {
         if (outcome.result() == SettlementOutcome.Result.COMPLETED && already > 0 && already == before.rowsByState().values().stream()
                 .mapToLong(Long::longValue).sum()) {
             System.out.println("settle " + merchant + ": COMPLETED, nothing to settle: all " + already + " refunds were already finished"
+                    + (before.count("failed") == 0 ? "" : ", " + before.count("failed") + " of them failed (see fenced reconcile)")
                     + " (token " + outcome.token() + ")");
             return;
         }
         System.out.println("settle " + merchant + ": " + outcome.result() + ", token " + outcome.token() + ", " + outcome.sent()
                 + " sent (" + outcome.recovered() + " recovered), " + outcome.failed() + " failed, " + outcome.skipped()
-                + " finished by an earlier holder, " + outcome.left() + " left for the next run"
+                + " finished by an earlier holder" + (outcome.failedElsewhere() == 0 ? "" : " (" + outcome.failedElsewhere()
+                + " of them failed: see fenced reconcile)") + ", " + outcome.left() + " left for the next run"
                 + (outcome.violation() == null ? "" : "; " + outcome.violation().getMessage())
                 + (outcome.error() == null ? "" : "; " + outcome.error()));
     }

@@ -2,6 +2,7 @@ package dev.fenced.cli;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
+import dev.fenced.StoreUnavailableException;
 import dev.fenced.fleet.JobQueueStatus;
 import dev.fenced.redis.LeaseSnapshot;
 import dev.fenced.redis.RedisLeaseStore;
@@ -26,7 +27,7 @@ final class StatusBoard {
      */
     @JsonPropertyOrder({"merchant", "holder", "leaseMillisLeft", "counter", "pending", "sending", "sent", "failed", "highestFence",
             "tokensProblem"})
-    record Row(String merchant, String holder, long leaseMillisLeft, Long counter, long pending, long sending, long sent, long failed,
+    record Row(String merchant, String holder, Long leaseMillisLeft, Long counter, long pending, long sending, long sent, long failed,
                long highestFence, @JsonInclude(JsonInclude.Include.NON_NULL) String tokensProblem) {
     }
 
@@ -38,21 +39,42 @@ final class StatusBoard {
     /**
      * A page of rows and where it sits among all merchants; the holders of the page's leases; the
      * job stream when NATS was given ({@code jobsUnknown} says why it could not be read).
+     * {@code leasesUnknown} says why the leases and counters could not be read (Redis unreachable):
+     * the rows' lease columns are then null.
      */
-    @JsonPropertyOrder({"merchants", "offset", "rows", "holders", "jobs", "jobsUnknown"})
+    @JsonPropertyOrder({"merchants", "offset", "rows", "holders", "leasesUnknown", "jobs", "jobsUnknown"})
     record Page(int merchants, int offset, List<Row> rows, List<Holder> holders,
+                @JsonInclude(JsonInclude.Include.NON_NULL) String leasesUnknown,
                 @JsonInclude(JsonInclude.Include.NON_NULL) JobQueueStatus jobs,
                 @JsonInclude(JsonInclude.Include.NON_NULL) String jobsUnknown) {
     }
 
-    static Page read(DataSource db, RedisLeaseStore leases, Connections.Tokens tokens, int offset, int limit, JobQueueStatus jobs,
-                     String jobsUnknown) {
+    /**
+     * Reads a page. {@code leases} is null when Redis could not be reached, {@code leasesUnknown} then says why; a Redis
+     * that stops answering during the page leaves the rest of the page's lease columns empty, with the reason.
+     */
+    static Page read(DataSource db, RedisLeaseStore leases, String leasesUnknown, Connections.Tokens tokens, int offset, int limit,
+                     JobQueueStatus jobs, String jobsUnknown) {
         int merchants = RefundSummary.merchantCount(db);
+        String[] unknown = {leases == null ? leasesUnknown : null};
         List<Row> rows = RefundSummary.page(db, offset, limit).stream().map(summary -> {
             String resource = Merchants.resource(summary.merchant());
-            LeaseSnapshot lease = leases.inspect(resource);
+            LeaseSnapshot lease = null;
+            long tokensInRedis = 0;
+            if (unknown[0] == null) {
+                try {
+                    lease = leases.inspect(resource);
+                    tokensInRedis = leases.highestTokenInRedis(resource);
+                } catch (StoreUnavailableException e) {
+                    unknown[0] = StatusCommand.outage(e); // one timeout for the page, not one per row
+                }
+            }
+            if (lease == null) {
+                return new Row(summary.merchant(), null, null, null, summary.count("pending"), summary.count("sending"),
+                        summary.count("sent"), summary.count("failed"), summary.highestFence(), null);
+            }
             String holder = lease.holder() == null ? null : label(lease.holder());
-            String tokensProblem = TokensCommand.problem(lease, leases.highestTokenInRedis(resource), summary.highestFence(), tokens);
+            String tokensProblem = TokensCommand.problem(lease, tokensInRedis, summary.highestFence(), tokens);
             return new Row(summary.merchant(), holder, lease.timeLeft().toMillis(), lease.counter(), summary.count("pending"),
                     summary.count("sending"), summary.count("sent"), summary.count("failed"), summary.highestFence(), tokensProblem);
         }).toList();
@@ -60,7 +82,7 @@ final class StatusBoard {
         rows.stream().filter(row -> row.holder() != null)
                 .forEach(row -> held.computeIfAbsent(row.holder(), h -> new ArrayList<>()).add(row.merchant()));
         List<Holder> holders = held.entrySet().stream().map(e -> new Holder(e.getKey(), List.copyOf(e.getValue()))).toList();
-        return new Page(merchants, offset, rows, holders, jobs, jobsUnknown);
+        return new Page(merchants, offset, rows, holders, unknown[0], jobs, jobsUnknown);
     }
 
     /** Owner ids are {@code label/uuid}, or a bare uuid: the label is what an operator recognises. */
@@ -73,10 +95,11 @@ final class StatusBoard {
         StringBuilder out = new StringBuilder(String.format("%-20s %-22s %8s %9s %8s %8s %8s %7s %9s%n",
                 "MERCHANT", "LEASE HOLDER", "LEFT", "COUNTER", "PENDING", "SENDING", "SENT", "FAILED", "FENCE"));
         for (Row row : page.rows()) {
+            boolean known = row.leaseMillisLeft() != null;
             out.append(String.format("%-20s %-22s %8s %9s %8d %8d %8d %7d %9d%n", row.merchant(),
-                    row.holder() == null ? "-" : row.holder(),
-                    row.holder() == null ? "-" : String.format("%.1fs", row.leaseMillisLeft() / 1000.0),
-                    row.counter() == null ? "-" : row.counter().toString(),
+                    !known ? "?" : row.holder() == null ? "-" : row.holder(),
+                    !known ? "?" : row.holder() == null ? "-" : String.format("%.1fs", row.leaseMillisLeft() / 1000.0),
+                    !known ? "?" : row.counter() == null ? "-" : row.counter().toString(),
                     row.pending(), row.sending(), row.sent(), row.failed(), row.highestFence()));
         }
         if (page.rows().isEmpty()) {
@@ -86,8 +109,17 @@ final class StatusBoard {
             out.append(String.format("merchants %d-%d of %d%s%n", page.offset() + 1, last, page.merchants(),
                     last < page.merchants() ? "; next page: --offset " + last : ""));
         }
+        List<String> failed = page.rows().stream().filter(row -> row.failed() > 0).map(row -> row.merchant() + " (" + row.failed() + ")")
+                .toList();
+        if (!failed.isEmpty()) {
+            out.append("failed refunds on this page, not paid, need an operator (fenced reconcile --merchant M): ")
+                    .append(String.join(", ", failed)).append('\n');
+        }
         page.rows().stream().filter(row -> row.tokensProblem() != null)
                 .forEach(row -> out.append(row.merchant()).append(": ").append(row.tokensProblem()).append('\n'));
+        if (page.leasesUnknown() != null) {
+            out.append("leases: unknown (?): ").append(page.leasesUnknown()).append('\n');
+        }
         if (!page.holders().isEmpty()) {
             out.append("workers holding leases on this page: ").append(String.join(", ", page.holders().stream()
                     .map(h -> h.holder() + " (" + h.merchants().size() + ")").toList())).append('\n');

@@ -4,10 +4,14 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fenced.FencedObserver;
+import dev.fenced.StoreAuthenticationException;
+import dev.fenced.StoreTlsException;
 import dev.fenced.StoreUnavailableException;
 import dev.fenced.fleet.JobQueueStatus;
 import dev.fenced.fleet.JobStream;
 import dev.fenced.fleet.SettlementJobs;
+import dev.fenced.gateway.GatewayClient;
+import dev.fenced.gateway.GatewayException;
 import dev.fenced.gateway.GatewayRefund;
 import dev.fenced.internal.Redaction;
 import dev.fenced.redis.LeaseSnapshot;
@@ -26,7 +30,9 @@ import picocli.CommandLine.Spec;
 @Command(name = "status", mixinStandardHelpOptions = true,
         description = {"Show a merchant's lease, counter, refunds by state, highest fence and the gateway's view;",
                 "or, with --all, one row per merchant, a page at a time (--limit, --offset), redrawn with --watch, then the",
-                "workers holding the page's leases and, with --nats-url, the job stream."})
+                "workers holding the page's leases and, with --nats-url, the job stream.",
+                "With Redis, the gateway or NATS unreachable it shows what it could read and says what it could not (exit 0);",
+                "with the database unreachable there is nothing to show: one line, exit 1."})
 final class StatusCommand implements Callable<Integer> {
     @Option(names = "--merchant", description = "merchant id, e.g. m_4471")
     String merchant;
@@ -80,28 +86,45 @@ final class StatusCommand implements Callable<Integer> {
         String resource = Merchants.resource(merchant);
         Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL"); // before anything connects
         String dbUrl = Connections.require(databaseOptions.dbUrl, "--db-url", "FENCED_DB_URL");
-        LeaseSnapshot lease;
+        // A malformed gateway URL is a mistake, found now; an unreachable gateway is an outage, shown below.
+        GatewayClient gateway = gatewayOptions.gatewayUrl == null || gatewayOptions.gatewayUrl.isBlank() ? null
+                : Connections.gateway(gatewayOptions.gatewayUrl);
+        LeaseSnapshot lease = null;
+        String leaseUnknown = null;
         RefundSummary refunds;
-        long tokensInRedis;
-        try (HikariDataSource db = Connections.readOnlyDatabase(dbUrl, 2); RedisLeaseStore leases = connections.leases(db, null, FencedObserver.NONE)) {
+        long tokensInRedis = 0;
+        // Without the database there is nothing to show: one line, exit 1. Without Redis or the gateway the
+        // rows are still worth seeing in an outage, when an operator needs them most: shown, with what is unknown.
+        try (HikariDataSource db = Connections.readOnlyDatabase(dbUrl, 2)) {
             MigrateCommand.requireSchema(db);
-            lease = leases.inspect(resource);
-            tokensInRedis = leases.highestTokenInRedis(resource);
             refunds = RefundSummary.of(db, merchant);
+            try (RedisLeaseStore leases = connections.leases(db, null, FencedObserver.NONE)) {
+                lease = leases.inspect(resource);
+                tokensInRedis = leases.highestTokenInRedis(resource);
+            } catch (StoreUnavailableException e) {
+                leaseUnknown = outage(e);
+            }
         }
         Integer gatewayRefunds = null;
         Long gatewayDuplicates = null;
-        if (gatewayOptions.gatewayUrl != null && !gatewayOptions.gatewayUrl.isBlank()) {
-            List<GatewayRefund> ledger = Connections.gateway(gatewayOptions.gatewayUrl).ledger().stream()
-                    .filter(r -> r.merchant().equals(merchant)).toList();
-            gatewayRefunds = ledger.size();
-            gatewayDuplicates = ledger.size() - ledger.stream().map(GatewayRefund::reference).distinct().count();
+        String gatewayUnknown = null;
+        if (gateway != null) {
+            try {
+                List<GatewayRefund> ledger = gateway.ledger().stream()
+                        .filter(r -> r.merchant().equals(merchant)).toList();
+                gatewayRefunds = ledger.size();
+                gatewayDuplicates = ledger.size() - ledger.stream().map(GatewayRefund::reference).distinct().count();
+            } catch (GatewayException e) {
+                gatewayUnknown = e.getMessage(); // names the gateway and why, its URL scrubbed
+            }
         }
         JobStreamView jobs = jobStream();
-        StatusReport report = new StatusReport(merchant, lease.holder(), lease.timeLeft().toMillis(), lease.counter(), refunds.rowsByState(),
+        StatusReport report = new StatusReport(merchant, lease == null ? null : lease.holder(),
+                lease == null ? null : lease.timeLeft().toMillis(), lease == null ? null : lease.counter(), refunds.rowsByState(),
                 refunds.highestFence(), refunds.totalAmount().toPlainString(), gatewayRefunds, gatewayDuplicates, jobs.status(),
-                jobs.unknown(), lease.tokenIssuer() == null ? null : Connections.Tokens.optionOf(lease.tokenIssuer()),
-                TokensCommand.problem(lease, tokensInRedis, refunds.highestFence(), connections.tokens));
+                jobs.unknown(), lease == null || lease.tokenIssuer() == null ? null : Connections.Tokens.optionOf(lease.tokenIssuer()),
+                lease == null ? null : TokensCommand.problem(lease, tokensInRedis, refunds.highestFence(), connections.tokens),
+                leaseUnknown, gatewayUnknown);
         if (json) {
             System.out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(report));
         } else {
@@ -126,6 +149,17 @@ final class StatusCommand implements Callable<Integer> {
             command.append(" --stream ").append(nats.stream);
         }
         return "retry the dead letters: " + command + System.lineSeparator();
+    }
+
+    /**
+     * What an unreachable Redis leaves unknown; a TLS handshake or credentials Redis refuses are a
+     * mistake in the settings, not an outage, and stay one line and exit 1.
+     */
+    static String outage(StoreUnavailableException e) {
+        if (e instanceof StoreTlsException || e instanceof StoreAuthenticationException) {
+            throw e;
+        }
+        return e.getMessage();
     }
 
     /** The job stream with --nats-url: its state, or why it cannot be shown; neither without NATS. */
@@ -162,11 +196,21 @@ final class StatusCommand implements Callable<Integer> {
         nats.checkUrl();
         boolean terminal = System.console() != null && !json;
         ObjectMapper mapper = new ObjectMapper();
-        try (HikariDataSource db = Connections.readOnlyDatabase(dbUrl, 2); RedisLeaseStore leases = connections.leases(db, null, FencedObserver.NONE)) {
+        RedisLeaseStore leases = null;
+        try (HikariDataSource db = Connections.readOnlyDatabase(dbUrl, 2)) {
             MigrateCommand.requireSchema(db);
             for (int drawn = 1; ; drawn++) {
                 JobStreamView jobs = jobStream();
-                StatusBoard.Page page = StatusBoard.read(db, leases, connections.tokens, offset, limit, jobs.status(), jobs.unknown());
+                String leasesUnknown = null;
+                if (leases == null) {
+                    try {
+                        leases = connections.leases(db, null, FencedObserver.NONE); // again at each drawing until Redis answers
+                    } catch (StoreUnavailableException e) {
+                        leasesUnknown = outage(e);
+                    }
+                }
+                StatusBoard.Page page = StatusBoard.read(db, leases, leasesUnknown, connections.tokens, offset, limit, jobs.status(),
+                        jobs.unknown());
                 if (json) {
                     System.out.println(mapper.writeValueAsString(page)); // one document per line, also when watching
                 } else {
@@ -178,6 +222,10 @@ final class StatusCommand implements Callable<Integer> {
                     return 0;
                 }
                 Thread.sleep(watch.toMillis());
+            }
+        } finally {
+            if (leases != null) {
+                leases.close();
             }
         }
     }

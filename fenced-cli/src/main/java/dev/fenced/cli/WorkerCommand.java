@@ -8,6 +8,7 @@ import dev.fenced.fleet.JobStream;
 import dev.fenced.fleet.SettlementJobs;
 import dev.fenced.gateway.GatewayClient;
 import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.settlement.RefundSummary;
 import dev.fenced.settlement.SettlementListener;
 import dev.fenced.settlement.SettlementWorker;
 import io.nats.client.Connection;
@@ -22,7 +23,8 @@ import picocli.CommandLine.Option;
                 "and settle up to --jobs merchants at once, each under its own lease and token. SIGTERM or SIGINT drains:",
                 "no new job, refunds in flight confirmed, leases released, unfinished jobs handed back; then exit 0.",
                 "Exit codes: 0 drained, 1 runtime failure (e.g. NATS, Redis or the database unreachable at start), 2 usage error,",
-                "10 the drain took longer than 30 s."})
+                "10 the drain outlasted --drain-time: the jobs still running are left to JetStream (no answer: redelivered after",
+                "AckWait), and one line says how many, and how many of their refunds were left in sending."})
 public class WorkerCommand implements Callable<Integer> {
     @Option(names = "--jobs", defaultValue = "4", description = "merchants settled at once (default ${DEFAULT-VALUE})")
     int jobs;
@@ -39,6 +41,10 @@ public class WorkerCommand implements Callable<Integer> {
 
     @Option(names = "--max-deliver", defaultValue = "5", description = "deliveries of a failing job before it goes to the dead letters (default ${DEFAULT-VALUE})")
     int maxDeliver;
+
+    @Option(names = "--drain-time", defaultValue = "25s", converter = DurationConverter.class,
+            description = "how long a drain waits for the jobs in flight before it gives up on them and exits 10 (default ${DEFAULT-VALUE})")
+    Duration drainTime;
 
     @Option(names = "--name", defaultValue = "worker", description = "this worker's name in events and lease owner ids")
     String name;
@@ -74,6 +80,9 @@ public class WorkerCommand implements Callable<Integer> {
         }
         Connections.requireConcurrency(concurrency);
         Connections.requireUsableTtl(ttl);
+        if (drainTime.toMillis() < 100 || drainTime.compareTo(Duration.ofHours(1)) > 0) {
+            throw new UsageException("--drain-time must be 100ms to 1h, got " + dev.fenced.internal.Durations.human(drainTime));
+        }
         JobStream stream;
         try {
             stream = nats.streamBuilder().ackWait(ackWait).maxDeliver(maxDeliver).build();
@@ -92,16 +101,16 @@ public class WorkerCommand implements Callable<Integer> {
              RedisLeaseStore leases = connections.leases(db, owner, metrics == null ? FencedObserver.NONE : metrics.observer());
              Connection broker = nats.connect("fenced-" + owner)) {
             SettlementJobs.configure(broker, stream);
-            // The jobs get the drain time less what the flush of their answers and the release of the stores need.
             FleetWorker fleet = FleetWorker.builder().connection(broker).stream(stream).jobs(jobs)
-                    .drainTime(Connections.DRAIN_TIME.minusSeconds(5))
+                    .drainTime(drainTime)
                     .listener(this::print)
                     .workers(merchant -> adapt(journal.apply(SettlementWorker.builder()).leaseStore(leases).dataSource(db)
                             .gateway(gateway).ttl(ttl).concurrency(concurrency).name(name)
                             .listener(jobListener(merchant, metrics)), merchant).build())
                     .build();
             FleetWorker.Summary summary;
-            try (Drain drain = Drain.onSignal(Connections.DRAIN_TIME)) {
+            // The process's own deadline leaves the flush of the answers, the count below and the release of the stores 5 s.
+            try (Drain drain = Drain.onSignal(drainTime.plusSeconds(5))) {
                 if (!events) {
                     System.out.println("worker " + name + ": taking jobs from " + stream.stream() + " (" + jobs + " at once); SIGTERM drains");
                 }
@@ -110,6 +119,13 @@ public class WorkerCommand implements Callable<Integer> {
                     System.err.println("worker " + name + ": metrics at http://" + metricsHost + ":" + metrics.port() + "/metrics");
                 }
                 summary = fleet.run(drain::requested);
+            }
+            if (summary.drainTimedOut()) {
+                System.err.println("fenced worker: the drain gave up after " + dev.fenced.internal.Durations.human(drainTime) + " with "
+                        + summary.unfinished().size() + (summary.unfinished().size() == 1 ? " job" : " jobs") + " still running ("
+                        + String.join(", ", summary.unfinished()) + "): " + leftSending(db, summary.unfinished())
+                        + "; left to JetStream, redelivered after AckWait");
+                return Drain.TOO_SLOW; // the stores close now, under the jobs given up: their rows stay as they are for the next holder
             }
             if (!events) {
                 System.out.println("worker " + name + " drained: " + summary.acked() + " jobs done, " + summary.retried() + " retried, "
@@ -121,6 +137,19 @@ public class WorkerCommand implements Callable<Integer> {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return FencedCli.RUNTIME_FAILURE;
+        }
+    }
+
+    /** The refunds the merchants' jobs left in sending (the next holder looks each one up), or why they could not be counted. */
+    private static String leftSending(HikariDataSource db, java.util.List<String> merchants) {
+        try {
+            long sending = 0;
+            for (String merchant : new java.util.TreeSet<>(merchants)) {
+                sending += RefundSummary.of(db, merchant).count("sending");
+            }
+            return sending + (sending == 1 ? " refund" : " refunds") + " left in sending";
+        } catch (RuntimeException e) {
+            return "refunds left in sending unknown (" + e.getMessage() + ")";
         }
     }
 

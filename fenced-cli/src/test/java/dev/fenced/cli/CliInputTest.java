@@ -130,7 +130,7 @@ class CliInputTest {
     void unreachableServersAreOneLineRuntimeFailuresWithoutPasswords() {
         assertOneLine(run("seed", "--merchant", "m_1", "--refunds", "5", "--total", "10",
                 "--db-url", "jdbc:postgresql://127.0.0.1:1/x?user=u&password=hunter2"), 1, "unreachable");
-        Run redis = run("status", "--merchant", "m_1", "--redis-url", "redis://:hunter2@127.0.0.1:1",
+        Run redis = run("tokens", "--merchant", "m_1", "--redis-url", "redis://:hunter2@127.0.0.1:1",
                 "--db-url", dev.fenced.testing.TestDatabases.postgresUrl());
         assertOneLine(redis, 1, "127.0.0.1:1");
         assertThat(redis.stderr()).doesNotContain("hunter2");
@@ -170,6 +170,7 @@ class CliInputTest {
         assertOneLine(run("settle", "--merchant", "m_1", "--ttl", "25h"), 2, "TTL 25h is over the limit of one day");
         assertOneLine(run("status", "--all", "--watch", "50ms", "--db-url", db), 2, "--watch must be at least 100ms, got 50ms");
         assertOneLine(run("worker", "--ack-wait", "100ms"), 2, "ackWait must be 500ms to 1h, got 100ms");
+        assertOneLine(run("worker", "--drain-time", "10ms"), 2, "--drain-time must be 100ms to 1h, got 10ms");
         String merchant = "m_" + java.util.UUID.randomUUID().toString().substring(0, 8);
         assertOneLine(run("seed", "--merchant", merchant, "--refunds", "1", "--total", "1.00", "--progress-every", "0s", "--db-url", db), 2,
                 "--progress-every must be positive, got 0s");

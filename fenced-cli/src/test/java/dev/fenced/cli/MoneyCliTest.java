@@ -79,6 +79,9 @@ class MoneyCliTest {
             assertThat(control.exit()).as("control: " + control.stdout()).isEqualTo(SettleCommand.REJECTED);
             assertThat(states(refused)).containsExactly(Map.entry("failed", 4L));
             assertThat(failureReasons(refused)).isEqualTo(4);
+            CliRun again = settle(refused, gateway.url());
+            assertThat(again.exit()).as("nothing left to settle: " + again.both()).isZero();
+            assertThat(again.stdout()).contains("all 4 refunds were already finished, 4 of them failed (see fenced reconcile)");
         }
     }
 
@@ -217,6 +220,43 @@ class MoneyCliTest {
                 assertThat(repair.stdout()).contains("foreign-refund").doesNotContain("repaired:");
                 assertThat(states(merchant)).containsExactly(Map.entry("sent", 1L));
             }
+        }
+    }
+
+    /**
+     * A refund the gateway refused stays failed without a refund: settle exits 7, status says the
+     * row needs an operator (for the merchant and on the board), and reconcile exits 8 while it is
+     * there, though nothing disagrees with the gateway. Control: once the repair puts it back to
+     * pending (--retry-failed), reconcile exits 0.
+     */
+    @Test
+    void aFailedRowWithoutARefundKeepsReconcileFromExiting0() throws Exception {
+        // "0..." sorts before every other test's merchants: on the board's first page however many the shared database holds.
+        String merchant = "0_f" + UUID.randomUUID().toString().substring(0, 8);
+        CliRun seeded = run("seed", "--merchant", merchant, "--refunds", "2", "--total", "20.00", "--db-url", DB, "--quiet");
+        assertThat(seeded.exit()).as(seeded.both()).isZero();
+        String refused = merchant + "_r002";
+        update("UPDATE refund SET amount = 500.00 WHERE id = ?", refused);
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).refuseAbove(new BigDecimal("100.00"))
+                .build())) {
+            assertThat(settle(merchant, gateway.url()).exit()).isEqualTo(SettleCommand.REJECTED);
+            assertThat(states(merchant)).containsExactly(Map.entry("failed", 1L), Map.entry("sent", 1L));
+
+            CliRun status = run("status", "--merchant", merchant, "--db-url", DB, "--redis-url", REDIS);
+            assertThat(status.exit()).as(status.both()).isZero();
+            assertThat(status.stdout()).containsPattern("failed +1 refunds not paid: they need an operator \\(fenced reconcile --merchant "
+                    + merchant + "\\)");
+            CliRun board = run("status", "--all", "--limit", "1000", "--db-url", DB, "--redis-url", REDIS);
+            assertThat(board.stdout()).contains("need an operator").contains(merchant + " (1)");
+
+            CliRun check = run("reconcile", "--merchant", merchant, "--db-url", DB, "--gateway-url", gateway.url());
+            assertThat(check.exit()).as(check.both()).isEqualTo(ReconcileCommand.DISCREPANCIES);
+            assertThat(check.stdout()).contains("0 discrepancies").contains("1 failed without a refund at the gateway: not paid, they need an operator");
+
+            CliRun retried = run("reconcile", "--merchant", merchant, "--repair", "--retry-failed", "--redis-url", REDIS, "--db-url", DB,
+                    "--gateway-url", gateway.url());
+            assertThat(retried.exit()).as("control: " + retried.both()).isZero();
+            assertThat(states(merchant)).containsExactly(Map.entry("pending", 1L), Map.entry("sent", 1L));
         }
     }
 

@@ -12,6 +12,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -39,7 +41,8 @@ import java.util.function.Function;
  *       through the queue, its delivery of the same job decides; with no live delivery, AckWait
  *       hands the job on;</li>
  *   <li>a drain (SIGTERM) → the run stops claiming, what is in flight is confirmed, and the job is
- *       handed back at once.</li>
+ *       handed back at once; a job still running when the drain time is over gets no answer at all,
+ *       and AckWait hands it on.</li>
  * </ul>
  *
  * Every nak is recorded before it is sent, and the record deleted when the job is delivered again,
@@ -85,13 +88,33 @@ public final class FleetWorker {
      * What a run of the worker did, counted by how each delivery ended, and where the time of its
      * jobs went: settling (lease, rows, gateway) or talking to the broker (the fetches that
      * brought jobs, acks, naks, heartbeats, dead letters).
+     *
+     * @param unfinished the merchants whose jobs were still running when the drain time ran out, in no order; empty after a
+     *     clean drain. Their deliveries were neither acked nor handed back: JetStream redelivers them after AckWait
      */
-    public record Summary(long acked, long retried, long handedBack, long left, long deadLettered, long settleMillis, long brokerMillis) {
+    public record Summary(long acked, long retried, long handedBack, long left, long deadLettered, long settleMillis, long brokerMillis,
+                          List<String> unfinished) {
+        public Summary {
+            unfinished = List.copyOf(unfinished);
+        }
+
+        /** A summary with no job left running. */
+        public Summary(long acked, long retried, long handedBack, long left, long deadLettered, long settleMillis, long brokerMillis) {
+            this(acked, retried, handedBack, left, deadLettered, settleMillis, brokerMillis, List.of());
+        }
+
+        /** True when the drain ran out of time with jobs still running: the run did not end its work. */
+        public boolean drainTimedOut() {
+            return !unfinished.isEmpty();
+        }
     }
 
     /**
      * Takes and settles jobs until {@code stopRequested} says so, then drains: no new job, the jobs
-     * in flight stop claiming and end within the drain time, their deliveries answered.
+     * in flight stop claiming and end within the drain time, their deliveries answered. A job still
+     * running when the drain time is over is given up: its delivery gets no answer (no ack, no nak,
+     * no more heartbeats), so JetStream redelivers it after AckWait, and the summary names its
+     * merchant ({@link Summary#unfinished}). The stores it uses are still in use when this returns.
      */
     public Summary run(BooleanSupplier stopRequested) {
         Duration ackWait = consumerAckWait();
@@ -103,6 +126,9 @@ public final class FleetWorker {
         // the caller closes the stores under them.
         AtomicBoolean stopping = new AtomicBoolean();
         BooleanSupplier stop = () -> stopping.get() || stopRequested.getAsBoolean();
+        Map<Object, String> running = new ConcurrentHashMap<>();
+        AtomicBoolean gaveUp = new AtomicBoolean();
+        List<String> unfinished = List.of();
         try {
             JetStreamSubscription subscription = connection.jetStream().subscribe(null, PullSubscribeOptions.bind(stream.stream(), stream.consumer()));
             while (!stop.getAsBoolean()) {
@@ -119,7 +145,7 @@ public final class FleetWorker {
                 for (Message message : delivered) {
                     pool.execute(() -> {
                         try {
-                            handle(message, stop, heart, answers, ackWait);
+                            handle(message, stop, heart, answers, ackWait, running, gaveUp);
                         } finally {
                             free.release();
                         }
@@ -133,15 +159,24 @@ public final class FleetWorker {
         } finally {
             stopping.set(true);
             pool.shutdown();
+            boolean drained = false;
             try {
-                pool.awaitTermination(drainTime.toMillis(), TimeUnit.MILLISECONDS);
+                drained = pool.awaitTermination(drainTime.toMillis(), TimeUnit.MILLISECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
+            }
+            if (!drained) {
+                // Before the heartbeats stop: a job that ends now leaves its delivery alone, so that
+                // AckWait, not a late nak or ack from a process on its way out, decides what happens to it.
+                gaveUp.set(true);
+                unfinished = List.copyOf(running.values());
             }
             heart.shutdownNow();
             flushQuietly();
         }
-        return answers.summary();
+        Summary counted = answers.summary();
+        return new Summary(counted.acked(), counted.retried(), counted.handedBack(), counted.left(), counted.deadLettered(),
+                counted.settleMillis(), counted.brokerMillis(), unfinished);
     }
 
     /** The AckWait the consumer really has: another worker may have set it; heartbeats must beat it. */
@@ -155,7 +190,8 @@ public final class FleetWorker {
         }
     }
 
-    private void handle(Message message, BooleanSupplier stopRequested, ScheduledExecutorService heart, JobAnswers answers, Duration ackWait) {
+    private void handle(Message message, BooleanSupplier stopRequested, ScheduledExecutorService heart, JobAnswers answers, Duration ackWait,
+                        Map<Object, String> running, AtomicBoolean gaveUp) {
         long sequence = message.metaData().streamSequence();
         long delivery = message.metaData().deliveredCount();
         String merchant = new String(message.getData(), StandardCharsets.UTF_8);
@@ -189,21 +225,32 @@ public final class FleetWorker {
             answers.brokerNanos.addAndGet(System.nanoTime() - start);
         };
         ScheduledFuture<?> heartbeat = heartbeats ? heart.scheduleAtFixedRate(inProgress, beat, beat, TimeUnit.MILLISECONDS) : null;
-        SettlementOutcome outcome;
-        long settleStart = System.nanoTime();
+        // Out of the running set only once answered (or not): a job the drain gives up on meanwhile is counted unfinished.
+        Object slot = new Object();
+        running.put(slot, merchant);
         try {
-            outcome = workers.apply(merchant).settle(merchant, stopRequested);
-        } catch (RuntimeException e) {
-            outcome = SettlementOutcome.failedToStart(merchant, e.getMessage());
-        } finally {
-            if (heartbeat != null) {
-                heartbeat.cancel(false);
+            SettlementOutcome outcome;
+            long settleStart = System.nanoTime();
+            try {
+                outcome = workers.apply(merchant).settle(merchant, stopRequested);
+            } catch (RuntimeException e) {
+                outcome = SettlementOutcome.failedToStart(merchant, e.getMessage());
+            } finally {
+                if (heartbeat != null) {
+                    heartbeat.cancel(false);
+                }
+                answers.settleNanos.addAndGet(System.nanoTime() - settleStart);
             }
-            answers.settleNanos.addAndGet(System.nanoTime() - settleStart);
+            if (gaveUp.get()) {
+                emit(JobEvent.Type.LEFT, merchant, sequence, delivery, outcome.result() + " after the drain gave up: left to AckWait");
+                return;
+            }
+            long answerStart = System.nanoTime();
+            answers.answer(message, merchant, sequence, delivery, outcome);
+            answers.brokerNanos.addAndGet(System.nanoTime() - answerStart);
+        } finally {
+            running.remove(slot);
         }
-        long answerStart = System.nanoTime();
-        answers.answer(message, merchant, sequence, delivery, outcome);
-        answers.brokerNanos.addAndGet(System.nanoTime() - answerStart);
     }
 
     private void emit(JobEvent.Type type, String merchant, long sequence, long delivery, String detail) {

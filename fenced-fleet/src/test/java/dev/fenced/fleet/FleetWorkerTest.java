@@ -365,4 +365,64 @@ class FleetWorkerTest {
             assertPaidOnce(gateway, merchant, 3);
         }
     }
+
+    /**
+     * A drain whose job outlasts its limit: a refund takes 3 s at the gateway and the drain has
+     * 300 ms. The run gives up and says so (the merchant is unfinished), and leaves the delivery to
+     * JetStream: no ack, no nak, even when the job ends later, so it is redelivered only after
+     * AckWait; the next worker finishes it, every refund paid once. Control: a drain of 30 s
+     * drains cleanly, nothing unfinished, the job handed back at once.
+     */
+    @ParameterizedTest(name = "drain time long enough: {0}")
+    @ValueSource(booleans = {false, true})
+    void aDrainThatOutlastsItsTimeLeavesTheJobToAckWait(boolean longEnough) throws Exception {
+        Duration ackWait = Duration.ofSeconds(6);
+        JobStream stream = freshStream(ackWait, 3);
+        SettlementJobs jobs = SettlementJobs.on(nats, stream);
+        String merchant = seeded(3);
+        jobs.enqueue(merchant);
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ofSeconds(3)).build())) {
+            List<JobEvent> events = new CopyOnWriteArrayList<>();
+            AtomicBoolean claimed = new AtomicBoolean();
+            FleetWorker draining = FleetWorker.builder().connection(nats).stream(stream).listener(events::add)
+                    .drainTime(longEnough ? Duration.ofSeconds(30) : Duration.ofMillis(300))
+                    .workers(m -> SettlementWorker.builder().leaseStore(leases).dataSource(db)
+                            .gateway(GatewayClient.of(gateway.url(), Duration.ofSeconds(10))).ttl(Duration.ofSeconds(10))
+                            .listener(e -> {
+                                if (e.type() == dev.fenced.settlement.SettlementEvent.Type.CLAIMED) {
+                                    claimed.set(true); // the drain begins with a refund in flight
+                                }
+                            }).build())
+                    .build();
+            FleetWorker.Summary summary = CompletableFuture.supplyAsync(() -> draining.run(claimed::get)).get(2, TimeUnit.MINUTES);
+            long returned = System.currentTimeMillis();
+            if (longEnough) {
+                assertThat(summary.unfinished()).as("control: drained").isEmpty();
+                assertThat(summary.drainTimedOut()).isFalse();
+                assertThat(summary.handedBack()).isEqualTo(1);
+                assertThat(RefundSummary.of(db, merchant).count("sending")).isZero();
+                return;
+            }
+            assertThat(summary.unfinished()).containsExactly(merchant);
+            assertThat(summary.drainTimedOut()).isTrue();
+            assertThat(summary.acked() + summary.handedBack() + summary.retried()).isZero();
+            assertThat(RefundSummary.of(db, merchant).count("sending")).as("the refund in flight").isEqualTo(1);
+            await("the job given up ends on its own once its refund is answered").atMost(Duration.ofSeconds(30))
+                    .until(() -> events.stream().anyMatch(e -> e.type() != JobEvent.Type.RECEIVED));
+            assertThat(events).as("the delivery got no answer").extracting(JobEvent::type)
+                    .containsExactly(JobEvent.Type.RECEIVED, JobEvent.Type.LEFT);
+
+            List<JobEvent> next = new CopyOnWriteArrayList<>();
+            FleetWorker taking = FleetWorker.builder().connection(nats).stream(stream).listener(next::add)
+                    .workers(m -> SettlementWorker.builder().leaseStore(leases).dataSource(db)
+                            .gateway(GatewayClient.of(gateway.url(), Duration.ofSeconds(10))).concurrency(2).build())
+                    .build();
+            runUntil(taking, next, e -> e.type() == JobEvent.Type.ACKED);
+            assertThat(next.get(0).delivery()).isEqualTo(2);
+            // The last heartbeat went out at most AckWait / 3 before the give-up; a nak would redeliver at once.
+            assertThat(next.get(0).atMillis() - returned).as("redelivered by AckWait, not handed back")
+                    .isGreaterThanOrEqualTo(ackWait.toMillis() * 2 / 3 - 1_000);
+            assertPaidOnce(gateway, merchant, 3);
+        }
+    }
 }

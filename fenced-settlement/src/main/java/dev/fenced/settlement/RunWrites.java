@@ -52,21 +52,26 @@ final class RunWrites {
     /**
      * Claims the rows in one transaction and returns the ids claimed; null when a row was
      * refused (the claim is rolled back whole and the refusal recorded). A row an earlier holder
-     * finished is left out and counted as skipped.
+     * finished is left out and counted as skipped; one it finished as failed also as failed elsewhere.
      */
     List<String> claim(List<String> ids) throws SQLException {
         List<String> finishedEarlier = new ArrayList<>();
+        List<String> failedEarlier = new ArrayList<>();
         Map<String, FencedException> refusals = inTransaction(connection -> {
             Map<String, FencedException> refused = new LinkedHashMap<>();
             run.worker.writes.claimAll(connection, ids, run.token).forEach((id, refusal) -> {
                 if (finishedByAnEarlierHolder(refusal)) {
                     finishedEarlier.add(id);
+                    if ("failed".equals(((FenceViolation) refusal).storedState())) {
+                        failedEarlier.add(id);
+                    }
                 } else {
                     refused.put(id, refusal);
                 }
             });
             if (!refused.isEmpty()) {
                 finishedEarlier.clear();
+                failedEarlier.clear();
                 connection.rollback();
             }
             return refused;
@@ -77,8 +82,12 @@ final class RunWrites {
             return null;
         }
         for (String id : finishedEarlier) {
+            if (failedEarlier.contains(id)) {
+                // Refused, not paid: counted apart so that the run does not report the batch settled.
+                run.failedElsewhere.add(id);
+            }
             run.skipped.add(id);
-            run.emit(SettlementEvent.Type.SKIPPED, id, "finished by an earlier holder");
+            run.emit(SettlementEvent.Type.SKIPPED, id, failedEarlier.contains(id) ? "failed by an earlier holder" : "finished by an earlier holder");
         }
         List<String> claimed = new ArrayList<>(ids);
         claimed.removeAll(finishedEarlier);

@@ -16,9 +16,17 @@ import dev.fenced.FenceViolation;
  * @param stale true when the run's lease was already gone when it ended (expired or taken over):
  *     another holder may own the merchant now, and whatever handed this run its work should let
  *     that holder decide
+ * @param failedElsewhere of the skipped, refunds the earlier holder marked {@code failed}: refused, not paid, so the run is
+ *     {@link Result#REJECTED} and not {@link Result#COMPLETED}
  */
 public record SettlementOutcome(Result result, String merchant, long token, int sent, int recovered, int failed, int skipped,
-                                int left, FenceViolation violation, String error, boolean stale) {
+                                int left, FenceViolation violation, String error, boolean stale, int failedElsewhere) {
+
+    /** An outcome in which no other holder marked a row failed. */
+    public SettlementOutcome(Result result, String merchant, long token, int sent, int recovered, int failed, int skipped,
+                             int left, FenceViolation violation, String error, boolean stale) {
+        this(result, merchant, token, sent, recovered, failed, skipped, left, violation, error, stale, 0);
+    }
 
     /** A run that could not start, e.g. its worker could not be built. */
     public static SettlementOutcome failedToStart(String merchant, String error) {
@@ -29,7 +37,11 @@ public record SettlementOutcome(Result result, String merchant, long token, int 
     public enum Result {
         /** Every refund that was pending or sending when the run began is now sent (by this run or an earlier holder). */
         COMPLETED,
-        /** Every refund has a definitive answer, but the gateway refused some: they are marked failed with the reason. */
+        /**
+         * Every refund has a definitive answer, but some ended {@code failed}: the gateway refused them (marked failed with
+         * the reason), by this run or by an earlier holder that finished them after this run read them. Not a success: a
+         * failed refund is money not paid, and needs an operator ({@code fenced reconcile}).
+         */
         REJECTED,
         /**
          * The gateway was unreachable or left outcomes in doubt: the worker stopped claiming and left

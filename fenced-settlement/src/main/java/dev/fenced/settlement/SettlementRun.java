@@ -46,6 +46,8 @@ final class SettlementRun {
     final Set<String> skipped = ConcurrentHashMap.newKeySet();
     /** Rows never sent because their amount does not fit their currency, each with why; written by the settling thread only. */
     final List<String> needOperator = new ArrayList<>();
+    /** Of the skipped, the rows the earlier holder finished as failed: they keep the run from completing. */
+    final Set<String> failedElsewhere = ConcurrentHashMap.newKeySet();
     final RunWrites rowWrites = new RunWrites(this);
     final ConfirmBatcher confirmations;
     final GatewayCalls calls;
@@ -390,7 +392,7 @@ final class SettlementRun {
             result = Result.STOPPED;
         } else if (left() > 0) {
             result = Result.GATEWAY_UNAVAILABLE;
-        } else if (failed.get() > 0) {
+        } else if (failed.get() > 0 || !failedElsewhere.isEmpty()) {
             result = Result.REJECTED;
         } else {
             result = Result.COMPLETED;
@@ -399,7 +401,7 @@ final class SettlementRun {
                 : needOperator.size() + (needOperator.size() == 1 ? " refund needs" : " refunds need") + " an operator, left unsent: "
                 + String.join("; ", needOperator.subList(0, Math.min(3, needOperator.size()))) + (needOperator.size() > 3 ? "; ..." : "");
         return new SettlementOutcome(result, merchant, token, sent.get(), recovered.get(), failed.get(), skipped.size(), left(),
-                violation.get(), why, stale);
+                violation.get(), why, stale, failedElsewhere.size());
     }
 
     /** Rows read at the start that this run neither finished nor found finished. */

@@ -36,7 +36,8 @@ import org.slf4j.event.Level;
  *
  * <p>A {@link FenceViolation} abandons the batch at once: no retry, no further claim. A lost lease
  * (the watchdog) stops new claims. A row an earlier holder finished after this run read it (its
- * fence below this token, its state sent or failed) is skipped, not a violation.
+ * fence below this token, its state sent or failed) is skipped, not a violation; one it finished as
+ * failed makes the run {@link SettlementOutcome.Result#REJECTED}, as a refusal of this run's own would.
  *
  * <p>Every gateway call and lookup carries the row's own idempotency key, and a row changes state
  * only on a definitive answer ({@link GatewayAnswer}): a matching refund confirms it; a refusal, or

@@ -3,6 +3,7 @@ package dev.fenced.settlement;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.tuple;
+import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
@@ -32,10 +33,14 @@ import java.util.Optional;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -635,6 +640,77 @@ abstract class MoneyFailureContract {
             assertThat(outcome.skipped()).isEqualTo(2);
             assertThat(outcome.sent()).isEqualTo(4);
             assertThat(states(merchant)).containsExactly(Map.entry("sent", 6L));
+        }
+    }
+
+    /**
+     * Two real workers on one gateway that refuses one refund's amount. Worker A, which does not
+     * renew (a paused process cannot), claims r003 and stalls before its gateway call; its lease
+     * expires and worker B takes the merchant over, reading r003 in sending. While B looks r003 up,
+     * A resumes: the gateway refuses the refund and A marks the row failed. B finds it failed, with
+     * A's lower fence, when it goes to claim it: the run is REJECTED (exit 7), not COMPLETED, and
+     * counts the row apart. Control: a gateway that accepts the amount; A's row ends sent and B
+     * completes.
+     */
+    @ParameterizedTest(name = "the gateway refuses the row: {0}")
+    @ValueSource(booleans = {true, false})
+    void aRowAnEarlierHolderMarksFailedMidTakeoverIsNotASuccess(boolean refused) throws Exception {
+        String merchant = seed(5, "50.00");
+        String row = merchant + "_r003";
+        execute("UPDATE refund SET amount = 500.00 WHERE id = ?", row);
+        GatewayConfig.Builder config = GatewayConfig.builder().latency(Duration.ZERO);
+        if (refused) {
+            config.refuseAbove(new BigDecimal("100.00"));
+        }
+        try (PaymentGateway gateway = PaymentGateway.start(config.build())) {
+            CountDownLatch stalled = new CountDownLatch(1);
+            CountDownLatch resume = new CountDownLatch(1);
+            AtomicBoolean stopA = new AtomicBoolean();
+            SettlementWorker a = worker(gateway).name("A").ttl(Duration.ofMillis(300))
+                    .variant(new WorkerVariant(RefundWrites.fenced(), false, false))
+                    .phaseHook((phase, id) -> {
+                        if (phase == SettlementWorker.Phase.AFTER_CLAIM && id.equals(row)) {
+                            stopA.set(true); // A takes nothing after this row
+                            stalled.countDown();
+                            awaitLatch(resume);
+                        }
+                    }).build();
+            CompletableFuture<SettlementOutcome> older = CompletableFuture.supplyAsync(() -> a.settle(merchant, stopA::get));
+            assertThat(stalled.await(30, TimeUnit.SECONDS)).as("A claimed " + row).isTrue();
+            await("A's lease expires while it stalls").atMost(Duration.ofSeconds(10))
+                    .until(() -> leases.inspect(Merchants.resource(merchant)).holder() == null);
+
+            SettlementOutcome b = worker(gateway).name("B").listener(event -> {
+                if (event.type() == SettlementEvent.Type.CHECKED && row.equals(event.refundId())) {
+                    resume.countDown();
+                    older.orTimeout(30, TimeUnit.SECONDS).join(); // A finishes the row between B's lookup and B's claim
+                }
+            }).build().settle(merchant);
+
+            assertThat(older.join().sent()).as("A sent the rows before " + row + (refused ? "" : ", and it")).isEqualTo(refused ? 2 : 3);
+            assertThat(b.skipped()).as("B found " + row + " finished by A").isEqualTo(1);
+            assertThat(b.sent()).isEqualTo(2);
+            if (!refused) {
+                assertThat(b.result()).as("control: A's row was paid").isEqualTo(Result.COMPLETED);
+                assertThat(b.failedElsewhere()).isZero();
+                assertThat(states(merchant)).containsExactly(Map.entry("sent", 5L));
+                return;
+            }
+            assertThat(states(merchant)).containsExactly(Map.entry("failed", 1L), Map.entry("sent", 4L));
+            assertThat(b.result()).as("a refund A marked failed is not a settled batch").isEqualTo(Result.REJECTED);
+            assertThat(b.failedElsewhere()).isEqualTo(1);
+            assertThat(b.failed()).as("B itself marked nothing failed").isZero();
+        }
+    }
+
+    private static void awaitLatch(CountDownLatch latch) {
+        try {
+            if (!latch.await(30, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("never released");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
         }
     }
 
