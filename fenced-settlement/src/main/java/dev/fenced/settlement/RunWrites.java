@@ -57,6 +57,8 @@ final class RunWrites {
             if (!refused.isEmpty()) {
                 finishedEarlier.clear();
                 connection.rollback();
+            } else {
+                run.worker.hook.reached(SettlementWorker.Phase.IN_CLAIM, ids.get(0));
             }
             return refused;
         });
