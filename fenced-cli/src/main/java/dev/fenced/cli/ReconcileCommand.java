@@ -19,7 +19,8 @@ import picocli.CommandLine.Option;
         description = {"Compare every refund row of a merchant with the gateway, key by key; with --repair, fix the safe cases",
                 "under the merchant's lease and a fresh token, through fenced writes.",
                 "Exit codes: 0 the rows and the gateway agree (after the repair), 8 discrepancies remain,",
-                "4 a worker holds the merchant's lease (--repair), 1 runtime failure, 2 usage error."})
+                "4 a worker holds the merchant's lease (--repair), 15 a database wait ran out (a row lock another session kept",
+                "past --lock-timeout), 1 runtime failure, 2 usage error."})
 final class ReconcileCommand implements Callable<Integer> {
     static final int DISCREPANCIES = 8;
 
@@ -45,6 +46,9 @@ final class ReconcileCommand implements Callable<Integer> {
     DatabaseOptions databaseOptions;
 
     @Mixin
+    DatabaseWaitOptions databaseWaits;
+
+    @Mixin
     GatewayOptions gatewayOptions;
 
     @Mixin
@@ -54,6 +58,7 @@ final class ReconcileCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         Merchants.requireValid(merchant);
         Connections.requireUsableTtl(ttl);
+        DatabaseWaits waits = databaseWaits.resolve(ttl);
         if (retryFailed && !repair) {
             throw new UsageException("--retry-failed goes with --repair");
         }
@@ -63,7 +68,7 @@ final class ReconcileCommand implements Callable<Integer> {
             Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL"); // before anything connects
         }
         Report report;
-        try (HikariDataSource db = repair ? Connections.database(dbUrl, 2) : Connections.readOnlyDatabase(dbUrl, 2);
+        try (HikariDataSource db = repair ? Connections.database(dbUrl, 2, waits) : Connections.readOnlyDatabase(dbUrl, 2, waits);
              ShownProgress shown = new ShownProgress()) {
             MigrateCommand.requireSchema(db);
             Reconciliation reconciliation = Reconciliation.of(db, Connections.gateway(gatewayUrl)).reportingTo(shown);
