@@ -34,8 +34,8 @@ final class LabKnobs {
     boolean noJournalGuard;
 
     @Option(names = "--pause-at", paramLabel = "PHASE:REFUND",
-            description = "after-claim:r_815, after-gateway:r_815, before-confirm:r_815 or in-journal:m_4471: announce a breakpoint and wait"
-                    + " for a line on stdin")
+            description = "after-claim:r_815, after-gateway:r_815, before-confirm:r_815, in-claim:r_815 (inside the claim's transaction,"
+                    + " its rows locked) or in-journal:m_4471: announce a breakpoint and wait for a line on stdin")
     String pauseAt;
 
     @Option(names = "--start-on-stdin", description = "wait for a line on stdin before taking the lease")
@@ -51,9 +51,10 @@ final class LabKnobs {
         }
         int colon = pauseAt.indexOf(':');
         String phase = colon < 0 ? "" : pauseAt.substring(0, colon).toUpperCase(Locale.ROOT).replace('-', '_');
-        if (!phase.equals("AFTER_CLAIM") && !phase.equals("AFTER_GATEWAY") && !phase.equals("BEFORE_CONFIRM") && !phase.equals("IN_JOURNAL")) {
-            throw new UsageException("--pause-at must be after-claim:, after-gateway:, before-confirm:<refund> or in-journal:<merchant>, got "
-                    + pauseAt);
+        if (!phase.equals("AFTER_CLAIM") && !phase.equals("AFTER_GATEWAY") && !phase.equals("BEFORE_CONFIRM") && !phase.equals("IN_JOURNAL")
+                && !phase.equals("IN_CLAIM")) {
+            throw new UsageException("--pause-at must be after-claim:, after-gateway:, before-confirm:, in-claim:<refund> or"
+                    + " in-journal:<merchant>, got " + pauseAt);
         }
         breakpoint = new String[] {phase, pauseAt.substring(colon + 1)};
     }
