@@ -375,8 +375,15 @@ final class SettlementRun {
         if (gate != null) {
             gate.enter();
         }
+        long asked = System.nanoTime();
         try {
             refusal = confirmations.confirm(row.id(), refund.id());
+        } catch (RuntimeException | SQLException e) {
+            // The row stays sending, for the next holder to look up: its refund was made.
+            if (databaseWaited(row.id(), "confirm of " + row.id(), e, System.nanoTime() - asked)) {
+                return;
+            }
+            throw e;
         } finally {
             if (gate != null) {
                 gate.leave();
