@@ -138,7 +138,12 @@ public final class Connections {
 
     /** A pooled, migrated database; fails fast with one line when it is unreachable. */
     public static HikariDataSource database(String jdbcUrl, int poolSize) {
-        HikariDataSource dataSource = readOnlyDatabase(jdbcUrl, poolSize);
+        return database(jdbcUrl, poolSize, DatabaseWaits.SERVER_DEFAULTS);
+    }
+
+    /** {@link #database(String, int)} whose every wait is bounded by {@code waits}. */
+    public static HikariDataSource database(String jdbcUrl, int poolSize, DatabaseWaits waits) {
+        HikariDataSource dataSource = readOnlyDatabase(jdbcUrl, poolSize, waits);
         try {
             RefundSchema.migrate(dataSource);
         } catch (RuntimeException e) {
@@ -150,6 +155,11 @@ public final class Connections {
 
     /** A pooled database, not migrated: commands that only read never write, not even the schema. */
     public static HikariDataSource readOnlyDatabase(String jdbcUrl, int poolSize) {
+        return readOnlyDatabase(jdbcUrl, poolSize, DatabaseWaits.SERVER_DEFAULTS);
+    }
+
+    /** {@link #readOnlyDatabase(String, int)} whose every wait is bounded by {@code waits}. */
+    public static HikariDataSource readOnlyDatabase(String jdbcUrl, int poolSize, DatabaseWaits waits) {
         String supported = "jdbc:postgresql:// (PostgreSQL) or jdbc:mariadb:// (MariaDB)";
         if (jdbcUrl.startsWith("jdbc:mysql:")) {
             throw new UsageException("MySQL is not supported (MariaDB's URL scheme is jdbc:mariadb:): the database URL must start with " + supported);
@@ -166,6 +176,7 @@ public final class Connections {
         config.setConnectionTimeout(5_000);
         config.setInitializationFailTimeout(1); // one attempt at start: an unreachable database is one line at once, not after retries
         config.setPoolName("fenced");
+        waits.applyTo(config, jdbcUrl);
         HikariDataSource dataSource;
         try {
             dataSource = new HikariDataSource(config);

@@ -1,6 +1,7 @@
 package dev.fenced.cli;
 
 import dev.fenced.TokenIssuerMismatchException;
+import dev.fenced.jdbc.DatabaseWaitException;
 import dev.fenced.internal.Redaction.Secret;
 import java.io.PrintStream;
 import java.util.Arrays;
@@ -27,7 +28,8 @@ import picocli.CommandLine.ScopeType;
  * The {@code fenced} command: the operator's commands, and those of any {@link CommandSet} on the
  * class path (the lab's demo, compare and chaos). Exit codes: 0 success, 1 runtime failure, 2 usage error; settle adds
  * 3 to 7, 9 (stopped by a signal) and 12 (a merchant without refunds), reconcile 4 and 8, a drain that outlasts its limit 10,
- * and every command that takes a lease 11 when the merchant's tokens come from another issuer than {@code --tokens}. Every mistake is one line on stderr; nothing it prints carries a
+ * every command that takes a lease 11 when the merchant's tokens come from another issuer than {@code --tokens}, and 15
+ * when a bound on a database wait ran out ({@link DatabaseWaits}). Every mistake is one line on stderr; nothing it prints carries a
  * secret from a URL it was given (see {@link Secrets}); libraries' log lines appear only with
  * {@code --verbose}.
  */
@@ -43,6 +45,8 @@ public final class FencedCli implements Callable<Integer> {
     public static final int USAGE = 2;
     /** The merchant's tokens come from another issuer than {@code --tokens} names: nothing was taken. */
     public static final int TOKEN_ISSUER_MISMATCH = 11;
+    /** A bound on a database wait ran out (a row lock another session kept, a statement's time): nothing of the wait was written. */
+    public static final int DATABASE_WAIT = 15;
     /** What picocli appends to a conversion error: "(java.lang.NumberFormatException: ...)", a stack-trace word for a user. */
     private static final Pattern JAVA_EXCEPTION = Pattern.compile("\\s*\\((?:java|javax|picocli)\\.[\\w.$]+(?:Exception|Error)[^)]*\\)");
 
@@ -103,6 +107,13 @@ public final class FencedCli implements Callable<Integer> {
             if (e instanceof TokenIssuerMismatchException mismatch) {
                 System.err.println(prefix(commandLine) + TokensCommand.describe(mismatch));
                 return TOKEN_ISSUER_MISMATCH;
+            }
+            java.util.Optional<DatabaseWaitException> wait = DatabaseWaitException.in(e);
+            if (wait.isPresent()) {
+                String text = describe(wait.get());
+                String waitedFor = wait.get().kind().waitedFor();
+                System.err.println(prefix(commandLine) + (text.contains(waitedFor) ? text : "gave up waiting for " + waitedFor + ": " + text));
+                return DATABASE_WAIT;
             }
             boolean usage = e instanceof UsageException || e instanceof IllegalArgumentException;
             System.err.println(prefix(commandLine) + describe(e));

@@ -18,10 +18,15 @@ public final class JournalOptions {
 
     /** Opens and migrates the journal's database when one is given; null otherwise. The caller closes it. */
     HikariDataSource open(int poolSize) {
+        return open(poolSize, DatabaseWaits.SERVER_DEFAULTS);
+    }
+
+    /** {@link #open(int)}, every wait on the journal's database bounded by {@code waits}. */
+    HikariDataSource open(int poolSize, DatabaseWaits waits) {
         if (journalDbUrl == null || journalDbUrl.isBlank()) {
             return null;
         }
-        HikariDataSource opened = Connections.readOnlyDatabase(journalDbUrl, poolSize);
+        HikariDataSource opened = Connections.readOnlyDatabase(journalDbUrl, poolSize, waits);
         try {
             JournalSchema.migrate(opened);
         } catch (RuntimeException e) {

@@ -20,7 +20,8 @@ import picocli.CommandLine.Option;
                 "under the merchant's lease and a fresh token, through fenced writes.",
                 "Exit codes: 0 the rows and the gateway agree (after the repair), 8 discrepancies remain or failed rows without",
                 "a refund (they need an operator: --repair --retry-failed sends them again), 4 a worker holds the merchant's",
-                "lease (--repair), 1 runtime failure, 2 usage error."})
+                "lease (--repair), 15 a database wait ran out (a row lock another session kept past --lock-timeout),",
+                "1 runtime failure, 2 usage error."})
 final class ReconcileCommand implements Callable<Integer> {
     static final int DISCREPANCIES = 8;
 
@@ -46,6 +47,9 @@ final class ReconcileCommand implements Callable<Integer> {
     DatabaseOptions databaseOptions;
 
     @Mixin
+    DatabaseWaitOptions databaseWaits;
+
+    @Mixin
     GatewayOptions gatewayOptions;
 
     @Mixin
@@ -55,6 +59,7 @@ final class ReconcileCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         Merchants.requireValid(merchant);
         Connections.requireUsableTtl(ttl);
+        DatabaseWaits waits = databaseWaits.resolve(ttl);
         if (retryFailed && !repair) {
             throw new UsageException("--retry-failed goes with --repair");
         }
@@ -64,7 +69,7 @@ final class ReconcileCommand implements Callable<Integer> {
             Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL"); // before anything connects
         }
         Report report;
-        try (HikariDataSource db = repair ? Connections.database(dbUrl, 2) : Connections.readOnlyDatabase(dbUrl, 2);
+        try (HikariDataSource db = repair ? Connections.database(dbUrl, 2, waits) : Connections.readOnlyDatabase(dbUrl, 2, waits);
              ShownProgress shown = new ShownProgress()) {
             MigrateCommand.requireSchema(db);
             Reconciliation reconciliation = Reconciliation.of(db, Connections.gateway(gatewayUrl)).reportingTo(shown);

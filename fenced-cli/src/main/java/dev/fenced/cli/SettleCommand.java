@@ -21,7 +21,8 @@ import picocli.CommandLine.Option;
                 "7 finished, but some refunds ended failed (refused by the gateway, for this run or for an earlier holder;",
                 "see reconcile), 9 stopped by SIGTERM or SIGINT (what was in flight finished, the rest left for the next run),",
                 "11 the merchant's tokens come from another issuer than --tokens (see fenced tokens), 12 the merchant has no",
-                "refunds at all (a mistyped id?), 1 runtime failure, 2 usage error."})
+                "refunds at all (a mistyped id?), 15 a database wait ran out (a row lock another session kept past",
+                "--lock-timeout: rows claimed but never sent put back, lease released), 1 runtime failure, 2 usage error."})
 public class SettleCommand implements Callable<Integer> {
     public static final int FENCE_VIOLATION = 3;
     public static final int LEASE_BUSY = 4;
@@ -30,6 +31,7 @@ public class SettleCommand implements Callable<Integer> {
     public static final int REJECTED = 7;
     public static final int STOPPED = 9;
     public static final int NO_REFUNDS = 12;
+    public static final int DATABASE_WAIT = FencedCli.DATABASE_WAIT;
 
     @Option(names = "--merchant", required = true, description = "merchant id, e.g. m_4471")
     String merchant;
@@ -59,6 +61,9 @@ public class SettleCommand implements Callable<Integer> {
     DatabaseOptions databaseOptions;
 
     @Mixin
+    DatabaseWaitOptions databaseWaits;
+
+    @Mixin
     GatewayOptions gatewayOptions;
 
     @Mixin
@@ -69,11 +74,12 @@ public class SettleCommand implements Callable<Integer> {
         Merchants.requireValid(merchant);
         Connections.requireUsableTtl(ttl);
         Connections.requireConcurrency(concurrency);
+        DatabaseWaits waits = databaseWaits.resolve(ttl);
         Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL"); // before anything connects
         String dbUrl = Connections.require(databaseOptions.dbUrl, "--db-url", "FENCED_DB_URL");
         String gatewayUrl = Connections.require(gatewayOptions.gatewayUrl, "--gateway-url", "FENCED_GATEWAY_URL");
-        try (HikariDataSource db = Connections.database(dbUrl, concurrency + 2);
-             HikariDataSource journalDb = journal.open(2);
+        try (HikariDataSource db = Connections.database(dbUrl, concurrency + 2, waits);
+             HikariDataSource journalDb = journal.open(2, waits);
              RedisLeaseStore leases = connections.leases(db, "worker-" + name.replaceAll("[^A-Za-z0-9_-]", "_"), FencedObserver.NONE)) {
             SettlementWorker.Builder builder = SettlementWorker.builder()
                     .leaseStore(leases).dataSource(db).gateway(Connections.gateway(gatewayUrl))
@@ -98,6 +104,7 @@ public class SettleCommand implements Callable<Integer> {
                 case LEASE_LOST -> LEASE_LOST;
                 case STOPPED -> STOPPED;
                 case NO_REFUNDS -> NO_REFUNDS;
+                case DATABASE_WAIT -> DATABASE_WAIT;
                 case FAILED -> FencedCli.RUNTIME_FAILURE;
             };
         }

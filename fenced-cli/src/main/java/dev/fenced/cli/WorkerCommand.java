@@ -24,7 +24,9 @@ import picocli.CommandLine.Option;
                 "no new job, refunds in flight confirmed, leases released, unfinished jobs handed back; then exit 0.",
                 "Exit codes: 0 drained, 1 runtime failure (e.g. NATS, Redis or the database unreachable at start), 2 usage error,",
                 "10 the drain outlasted --drain-time: the jobs still running are left to JetStream (no answer: redelivered after",
-                "AckWait), and one line says how many, and how many of their refunds were left in sending."})
+                "AckWait), and one line says how many, and how many of their refunds were left in sending. A job whose run met a",
+                "database wait (a row lock another session kept past --lock-timeout) is handed back with a delay of --ack-wait,",
+                "counted towards --max-deliver."})
 public class WorkerCommand implements Callable<Integer> {
     @Option(names = "--jobs", defaultValue = "4", description = "merchants settled at once (default ${DEFAULT-VALUE})")
     int jobs;
@@ -65,6 +67,9 @@ public class WorkerCommand implements Callable<Integer> {
     DatabaseOptions databaseOptions;
 
     @Mixin
+    DatabaseWaitOptions databaseWaits;
+
+    @Mixin
     GatewayOptions gatewayOptions;
 
     @Mixin
@@ -83,6 +88,7 @@ public class WorkerCommand implements Callable<Integer> {
         if (drainTime.toMillis() < 100 || drainTime.compareTo(Duration.ofHours(1)) > 0) {
             throw new UsageException("--drain-time must be 100ms to 1h, got " + dev.fenced.internal.Durations.human(drainTime));
         }
+        DatabaseWaits waits = databaseWaits.resolve(ttl);
         JobStream stream;
         try {
             stream = nats.streamBuilder().ackWait(ackWait).maxDeliver(maxDeliver).build();
@@ -96,8 +102,8 @@ public class WorkerCommand implements Callable<Integer> {
         GatewayClient gateway = Connections.gateway(gatewayUrl); // one client for every job; a malformed URL is a usage error now
         String owner = "worker-" + name.replaceAll("[^A-Za-z0-9_-]", "_");
         try (MetricsEndpoint metrics = metricsPort == null ? null : MetricsEndpoint.serve(metricsHost, metricsPort);
-             HikariDataSource db = Connections.database(dbUrl, jobs * (concurrency + 2));
-             HikariDataSource journalDb = journal.open(jobs + 1);
+             HikariDataSource db = Connections.database(dbUrl, jobs * (concurrency + 2), waits);
+             HikariDataSource journalDb = journal.open(jobs + 1, waits);
              RedisLeaseStore leases = connections.leases(db, owner, metrics == null ? FencedObserver.NONE : metrics.observer());
              Connection broker = nats.connect("fenced-" + owner)) {
             SettlementJobs.configure(broker, stream);

@@ -187,6 +187,17 @@ class CliInputTest {
         assertThat(echoed.stderr()).doesNotContain("password=postgres");
     }
 
+    /** The database wait bounds are checked against each other and the TTL before anything connects. */
+    @Test
+    void databaseWaitBoundsThatCannotWorkAreUsageErrors() {
+        assertOneLine(run("settle", "--merchant", "m_1", "--ttl", "3s", "--lock-timeout", "3s"), 2, "--lock-timeout (3s) must be below --ttl (3s)");
+        assertOneLine(run("settle", "--merchant", "m_1", "--lock-timeout", "2s", "--statement-timeout", "1s"), 2,
+                "--lock-timeout (2s) must be below --statement-timeout (1s)");
+        assertOneLine(run("worker", "--lock-timeout", "1s", "--statement-timeout", "5s", "--db-socket-timeout", "5s"), 2,
+                "--statement-timeout (5s) must be below --db-socket-timeout (5s)");
+        assertOneLine(run("reconcile", "--merchant", "m_1", "--lock-timeout", "soon"), 2, "not a duration");
+    }
+
     @Test
     void malformedUrlsAndOptionsAreUsageErrors() throws Exception {
         assertOneLine(run("seed", "--merchant", "m_1", "--refunds", "5", "--total", "10", "--db-url", "postgres://x"), 2, "jdbc:postgresql:");

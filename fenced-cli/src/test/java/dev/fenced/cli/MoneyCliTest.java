@@ -8,6 +8,7 @@ import dev.fenced.gateway.GatewayClient;
 import dev.fenced.gateway.GatewayConfig;
 import dev.fenced.gateway.GatewayRefund;
 import dev.fenced.gateway.PaymentGateway;
+import dev.fenced.redis.RedisLeaseStore;
 import dev.fenced.testing.TestDatabases;
 import dev.fenced.testing.TestRedis;
 import java.math.BigDecimal;
@@ -16,11 +17,17 @@ import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The command line's side of the money failure model: exit codes of {@code settle} under an outage
@@ -257,6 +264,57 @@ class MoneyCliTest {
                     "--gateway-url", gateway.url());
             assertThat(retried.exit()).as("control: " + retried.both()).isZero();
             assertThat(states(merchant)).containsExactly(Map.entry("pending", 1L), Map.entry("sent", 1L));
+        }
+    }
+
+    /**
+     * Another session holds r_001 locked in an open transaction (a holder stalled inside it) while
+     * the gateway holds r_001's refund: {@code reconcile --repair} (TTL 3 s, so a 1 s lock wait)
+     * gives up its fenced write after the bound, exits 15 with one line naming the wait, releases
+     * the lease and writes nothing. Control: with every database bound off it is still running after
+     * three times the bound, and repairs the row once the lock is released.
+     */
+    @ParameterizedTest(name = "lock wait bounded: {0}")
+    @ValueSource(booleans = {true, false})
+    void reconcileBehindAStalledHoldersRowLockExits15InOneLine(boolean bounded) throws Exception {
+        String merchant = seed(2, "20.00");
+        String paid = merchant + "_r001";
+        long bound = 1_000;
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build());
+             Connection stalled = DriverManager.getConnection(DB);
+             RedisLeaseStore leases = RedisLeaseStore.builder(REDIS).build()) {
+            GatewayClient.of(gateway.url(), Duration.ofSeconds(5)).createRefund(key(paid), paid, merchant, amount(paid), "EUR");
+            stalled.setAutoCommit(false);
+            try (PreparedStatement lock = stalled.prepareStatement("SELECT state FROM refund WHERE id = ? FOR UPDATE")) {
+                lock.setString(1, paid);
+                lock.executeQuery().close();
+            }
+            List<String> args = new ArrayList<>(List.of("reconcile", "--merchant", merchant, "--repair", "--ttl", "3s",
+                    "--redis-url", REDIS, "--db-url", DB, "--gateway-url", gateway.url()));
+            if (!bounded) {
+                args.addAll(List.of("--lock-timeout", "0s", "--statement-timeout", "0s", "--db-socket-timeout", "0s"));
+            }
+            long start = System.nanoTime();
+            CompletableFuture<CliRun> repair = CompletableFuture.supplyAsync(() -> CliRun.of(args));
+            if (!bounded) {
+                assertThat(repair).as("control: still waiting after three times the bound").failsWithin(Duration.ofMillis(3 * bound))
+                        .withThrowableOfType(TimeoutException.class);
+                stalled.rollback();
+                CliRun done = repair.get(2, TimeUnit.MINUTES);
+                assertThat(done.exit()).as(done.both()).isZero();
+                assertThat(states(merchant)).containsEntry("sent", 1L);
+                return;
+            }
+            CliRun gaveUp = repair.get(2, TimeUnit.MINUTES);
+            long took = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            assertThat(gaveUp.exit()).as(gaveUp.both()).isEqualTo(FencedCli.DATABASE_WAIT);
+            assertThat(gaveUp.oneLineError()).as(gaveUp.stderr()).isTrue();
+            assertThat(gaveUp.stderr()).startsWith("fenced reconcile: ").contains("claim of refund row " + paid,
+                    "gave up waiting for a row lock held by another session");
+            assertThat(took).as("within three times the bound, the JVM's warm start included").isLessThan(3 * bound + 2_000);
+            assertThat(leases.inspect("settle:" + merchant).holder()).as("the repair's lease released").isNull();
+            stalled.rollback();
+            assertThat(states(merchant)).as("nothing written").containsExactly(Map.entry("pending", 2L));
         }
     }
 

@@ -37,6 +37,8 @@ import java.util.function.Function;
  *   <li>gateway unavailable or a store failing → nak with a growing delay; on the
  *       {@code maxDeliver}-th counted delivery, the dead letters instead (deliveries that found
  *       the lease busy or were handed back by a drain are not counted: {@link ExcusedDeliveries});</li>
+ *   <li>a database wait ran out (a lock another session kept, a statement's time limit) → nak
+ *       with a delay of AckWait, counted towards the dead letters like a failure;</li>
  *   <li>fence violation or lost lease → nothing: another holder owns the merchant and, when it came
  *       through the queue, its delivery of the same job decides; with no live delivery, AckWait
  *       hands the job on;</li>

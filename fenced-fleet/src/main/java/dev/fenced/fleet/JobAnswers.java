@@ -88,6 +88,18 @@ final class JobAnswers {
                     retry(message, merchant, sequence, delivery, retryDelay.multipliedBy(factor), result);
                 }
             }
+            // Counted, unlike a busy lease: a lease ends by itself within its TTL, a lock another
+            // session keeps (a holder stalled inside its transaction) only when that session does.
+            // Again after AckWait, as long as a stalled holder's delivery takes to move on; a job
+            // that meets the wait on every delivery reaches the dead letters with the wait named.
+            case DATABASE_WAIT -> {
+                String why = result + ": " + outcome.error();
+                if (counted(sequence, delivery) >= stream.maxDeliver()) {
+                    deadLetter(message, merchant, sequence, delivery, why);
+                } else {
+                    retry(message, merchant, sequence, delivery, ackWait, why);
+                }
+            }
             // No delivery will find rows that are not there: a mistyped merchant is a dead letter at once, never acked as done.
             case NO_REFUNDS -> deadLetter(message, merchant, sequence, delivery, "no refunds for merchant " + merchant);
             case STOPPED -> handBack(message, merchant, sequence, delivery, result);

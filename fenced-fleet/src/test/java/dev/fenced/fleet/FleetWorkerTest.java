@@ -9,7 +9,9 @@ import dev.fenced.gateway.GatewayClient;
 import dev.fenced.gateway.GatewayConfig;
 import dev.fenced.gateway.GatewayRefund;
 import dev.fenced.gateway.PaymentGateway;
+import dev.fenced.jdbc.FencedRows;
 import dev.fenced.jdbc.JdbcFenceFloor;
+import dev.fenced.jdbc.PostgresDialect;
 import dev.fenced.redis.RedisLeaseStore;
 import dev.fenced.settlement.Merchants;
 import dev.fenced.settlement.RefundSchema;
@@ -246,6 +248,74 @@ class FleetWorkerTest {
             assertThat(summary.acked()).isEqualTo(1);
             assertPaidOnce(gateway, merchant, 5);
             assertThat(jobs.status().deadLetters()).isZero();
+        }
+    }
+
+    /**
+     * A holder stalled inside its claim transaction keeps r_1 locked. On a pool that bounds lock
+     * waits to 1 s, each delivery's run gives up its claim after the bound and the job is handed
+     * back with a delay of AckWait, the wait named; those deliveries count, so with maxDeliver 2 the
+     * job reaches the dead letters with the wait as its reason, and no refund is written. Control:
+     * without the bound the first delivery is still waiting after three times the bound (its job
+     * heartbeating), and settles once the stalled holder rolls back.
+     */
+    @ParameterizedTest(name = "lock wait bounded: {0}")
+    @ValueSource(booleans = {true, false})
+    void aJobBehindAStalledHoldersRowLockIsHandedBackAfterTheBoundAndCounted(boolean bounded) throws Exception {
+        JobStream stream = freshStream(Duration.ofSeconds(1), 2);
+        SettlementJobs jobs = SettlementJobs.on(nats, stream);
+        String merchant = seeded(4);
+        String r1 = RefundSeeder.refundId(merchant + "_r", 1);
+        jobs.enqueue(merchant);
+        long bound = 1_000;
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(TestDatabases.postgresUrl());
+        config.setMaximumPoolSize(6);
+        if (bounded) {
+            config.setConnectionInitSql(PostgresDialect.INSTANCE.boundWaits(Duration.ofMillis(bound), Duration.ZERO).orElseThrow());
+        }
+        try (HikariDataSource pool = new HikariDataSource(config); java.sql.Connection stalled = db.getConnection();
+             PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build())) {
+            long staleToken;
+            try (dev.fenced.Lease gone = leases.tryAcquire(Merchants.resource(merchant), Duration.ofSeconds(30)).orElseThrow()) {
+                staleToken = gone.token();
+            }
+            stalled.setAutoCommit(false);
+            FencedRows.of(RefundSchema.table()).claim(stalled, r1, staleToken); // locked, never committed
+            List<JobEvent> events = new CopyOnWriteArrayList<>();
+            FleetWorker worker = FleetWorker.builder().connection(nats).stream(stream).jobs(1).listener(events::add)
+                    .workers(m -> SettlementWorker.builder().leaseStore(leases).dataSource(pool)
+                            .gateway(GatewayClient.of(gateway.url(), Duration.ofSeconds(2))).ttl(Duration.ofSeconds(3)).build())
+                    .build();
+            if (!bounded) {
+                CompletableFuture<FleetWorker.Summary> run = CompletableFuture.supplyAsync(
+                        () -> worker.run(() -> events.stream().anyMatch(e -> e.type() == JobEvent.Type.ACKED)));
+                long deadline = System.currentTimeMillis() + 60_000;
+                while (events.stream().noneMatch(e -> e.type() == JobEvent.Type.RECEIVED) && System.currentTimeMillis() < deadline) {
+                    Thread.sleep(20);
+                }
+                assertThat(events).as("the job taken").anyMatch(e -> e.type() == JobEvent.Type.RECEIVED);
+                assertThat(run).as("control: still waiting after three times the bound").failsWithin(Duration.ofMillis(3 * bound))
+                        .withThrowableOfType(java.util.concurrent.TimeoutException.class);
+                assertThat(events).as("control: no answer while it waits").allMatch(e -> e.type() == JobEvent.Type.RECEIVED);
+                stalled.rollback();
+                assertThat(run.get(2, TimeUnit.MINUTES).acked()).isEqualTo(1);
+                assertPaidOnce(gateway, merchant, 4);
+                return;
+            }
+            FleetWorker.Summary summary = runUntil(worker, events, e -> e.type() == JobEvent.Type.DEAD_LETTERED);
+            String waited = "DATABASE_WAIT: claim of " + r1 + " waited ";
+            assertThat(events).filteredOn(e -> e.type() == JobEvent.Type.RETRY).singleElement()
+                    .satisfies(e -> assertThat(e.detail()).startsWith(waited).contains("for a row lock held by another session; gave up")
+                            .endsWith(", again in 1000 ms"));
+            assertThat(events).filteredOn(e -> e.type() == JobEvent.Type.DEAD_LETTERED).singleElement()
+                    .satisfies(e -> assertThat(e.detail()).startsWith(waited));
+            assertThat(summary.retried()).isEqualTo(1);
+            assertThat(summary.deadLettered()).isEqualTo(1);
+            assertThat(leases.inspect(Merchants.resource(merchant)).holder()).as("lease released").isNull();
+            stalled.rollback();
+            assertThat(RefundSummary.of(db, merchant).rowsByState()).as("nothing written, nothing parked").containsExactly(java.util.Map.entry("pending", 4L));
+            assertThat(gateway.ledger()).noneMatch(r -> r.merchant().equals(merchant));
         }
     }
 

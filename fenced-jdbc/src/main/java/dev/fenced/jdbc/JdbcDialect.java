@@ -2,6 +2,7 @@ package dev.fenced.jdbc;
 
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 
@@ -16,6 +17,22 @@ public interface JdbcDialect {
 
     /** True when the error aborted the transaction because of a concurrent one; it may be retried. */
     boolean isSerializationFailure(SQLException e);
+
+    /**
+     * What ran out when {@code e} ended a statement because a bound on a wait fired (a lock wait,
+     * the statement's time, the driver's socket timeout); empty for any other error.
+     */
+    default Optional<DatabaseWaitException.Kind> waitRanOut(SQLException e) {
+        return DatabaseWaitException.socketTimedOut(e) ? Optional.of(DatabaseWaitException.Kind.SOCKET) : Optional.empty();
+    }
+
+    /**
+     * One statement that bounds a session's waits, for every new connection (a pool's init SQL):
+     * a lock wait of at most {@code lockWait}, a statement of at most {@code statement}, each
+     * rounded up to what the server can express. Zero or null leaves the server's own setting;
+     * empty when both do.
+     */
+    Optional<String> boundWaits(Duration lockWait, Duration statement);
 
     /**
      * Adds one to the resource's counter row (creating it at 1) and returns the new value, in one

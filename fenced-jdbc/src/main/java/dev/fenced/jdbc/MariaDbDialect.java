@@ -1,9 +1,11 @@
 package dev.fenced.jdbc;
 
+import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -20,6 +22,8 @@ public final class MariaDbDialect implements JdbcDialect {
     public static final MariaDbDialect INSTANCE = new MariaDbDialect();
     private static final int ER_CHECKREAD = 1020;
     private static final int ER_LOCK_DEADLOCK = 1213;
+    private static final int ER_LOCK_WAIT_TIMEOUT = 1205;
+    private static final int ER_STATEMENT_TIMEOUT = 1969;
 
     private MariaDbDialect() {
     }
@@ -75,6 +79,35 @@ public final class MariaDbDialect implements JdbcDialect {
     @Override
     public boolean isSerializationFailure(SQLException e) {
         return "40001".equals(e.getSQLState()) || e.getErrorCode() == ER_CHECKREAD || e.getErrorCode() == ER_LOCK_DEADLOCK;
+    }
+
+    /** 1205 lock wait timeout (innodb_lock_wait_timeout), 1969 / SQLSTATE 70100 max_statement_time exceeded. */
+    @Override
+    public Optional<DatabaseWaitException.Kind> waitRanOut(SQLException e) {
+        if (e.getErrorCode() == ER_LOCK_WAIT_TIMEOUT) {
+            return Optional.of(DatabaseWaitException.Kind.LOCK);
+        }
+        if (e.getErrorCode() == ER_STATEMENT_TIMEOUT) {
+            return Optional.of(DatabaseWaitException.Kind.STATEMENT);
+        }
+        return JdbcDialect.super.waitRanOut(e);
+    }
+
+    /**
+     * One SET of both: {@code innodb_lock_wait_timeout} counts whole seconds (rounded up, at least
+     * 1; 0 would mean not to wait at all), {@code max_statement_time} seconds to the microsecond.
+     */
+    @Override
+    public Optional<String> boundWaits(Duration lockWait, Duration statement) {
+        List<String> settings = new ArrayList<>();
+        if (lockWait != null && !lockWait.isZero()) {
+            long seconds = Math.max(1, (lockWait.toMillis() + 999) / 1000);
+            settings.add("innodb_lock_wait_timeout = " + seconds);
+        }
+        if (statement != null && !statement.isZero()) {
+            settings.add("max_statement_time = " + BigDecimal.valueOf(Math.max(1, statement.toMillis()), 3).toPlainString());
+        }
+        return settings.isEmpty() ? Optional.empty() : Optional.of("SET SESSION " + String.join(", ", settings));
     }
 
     @Override

@@ -4,6 +4,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -69,6 +70,31 @@ public final class PostgresDialect implements JdbcDialect {
     @Override
     public boolean isSerializationFailure(SQLException e) {
         return "40001".equals(e.getSQLState()) || "40P01".equals(e.getSQLState());
+    }
+
+    /** 55P03 lock_not_available (lock_timeout), 57014 query_canceled (statement_timeout). */
+    @Override
+    public Optional<DatabaseWaitException.Kind> waitRanOut(SQLException e) {
+        if ("55P03".equals(e.getSQLState())) {
+            return Optional.of(DatabaseWaitException.Kind.LOCK);
+        }
+        if ("57014".equals(e.getSQLState())) {
+            return Optional.of(DatabaseWaitException.Kind.STATEMENT);
+        }
+        return JdbcDialect.super.waitRanOut(e);
+    }
+
+    /** {@code set_config} in one SELECT: one statement whatever is set, in milliseconds. */
+    @Override
+    public Optional<String> boundWaits(Duration lockWait, Duration statement) {
+        List<String> settings = new ArrayList<>();
+        if (lockWait != null && !lockWait.isZero()) {
+            settings.add("set_config('lock_timeout', '" + Math.max(1, lockWait.toMillis()) + "ms', false)");
+        }
+        if (statement != null && !statement.isZero()) {
+            settings.add("set_config('statement_timeout', '" + Math.max(1, statement.toMillis()) + "ms', false)");
+        }
+        return settings.isEmpty() ? Optional.empty() : Optional.of("SELECT " + String.join(", ", settings));
     }
 
     @Override

@@ -5,6 +5,7 @@ import dev.fenced.SerializationConflictException;
 import dev.fenced.StoreUnavailableException;
 import dev.fenced.internal.Redaction;
 import java.sql.SQLException;
+import java.util.Optional;
 
 /** Turns SQLExceptions into fenced's exceptions, keeping the retryable ones apart. */
 final class SqlErrors {
@@ -13,6 +14,11 @@ final class SqlErrors {
 
     static FencedException translate(JdbcDialect dialect, String what, SQLException e) {
         String message = Redaction.redactUri(e.getMessage());
+        // Before the conflicts: a lock wait that ran out is not a serialization failure, whatever its SQLSTATE.
+        Optional<DatabaseWaitException.Kind> wait = DatabaseWaitException.kindOf(dialect, e);
+        if (wait.isPresent()) {
+            return new DatabaseWaitException(what + " gave up waiting for " + wait.get().waitedFor() + ": " + message, wait.get(), e);
+        }
         if (dialect != null && dialect.isSerializationFailure(e)) {
             return new SerializationConflictException(what + " was aborted by a concurrent transaction: " + message,
                     e.getSQLState(), e.getErrorCode(), e);

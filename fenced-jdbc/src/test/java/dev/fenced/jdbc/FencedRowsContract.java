@@ -12,6 +12,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -20,11 +21,13 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -353,6 +356,65 @@ abstract class FencedRowsContract {
     }
 
     // ---- the race ----
+
+    /**
+     * A holder stalled inside its claim transaction keeps the row locked, and the next holder's claim
+     * waits for it. With the session's lock wait bounded ({@link JdbcDialect#boundWaits}) the claim
+     * gives up after the bound with a {@link DatabaseWaitException} and changes nothing. Control:
+     * without the bound it is still waiting after three times the bound, and takes the row over
+     * once the stalled holder commits.
+     */
+    @ParameterizedTest(name = "lock wait bounded: {0}")
+    @ValueSource(booleans = {true, false})
+    void aClaimBehindAStalledHoldersRowLockGivesUpAfterTheSessionsLockWait(boolean bounded) throws Exception {
+        insert("r_1", "pending", 0);
+        long bound = 1_000; // MariaDB counts whole seconds
+        ExecutorService next = Executors.newSingleThreadExecutor();
+        try (Connection stalled = dataSource.getConnection(); Connection c = dataSource.getConnection()) {
+            stalled.setAutoCommit(false);
+            rows.claim(stalled, "r_1", 33); // claimed, locked, not committed: the holder stalls here
+            if (bounded) {
+                try (Statement s = c.createStatement()) {
+                    s.execute(JdbcDialect.detect(c).boundWaits(Duration.ofMillis(bound), Duration.ZERO).orElseThrow());
+                }
+            }
+            c.setAutoCommit(false);
+            long start = System.nanoTime();
+            Future<BatchClaim> claim = next.submit(() -> rows.claimAll(c, List.of("r_1"), 34));
+            Throwable ended = endedWithin(claim, 3 * bound);
+            if (bounded) {
+                long waited = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+                assertThat(ended).as("the claim gave up within three times the bound").isInstanceOf(DatabaseWaitException.class);
+                DatabaseWaitException wait = (DatabaseWaitException) ended;
+                assertThat(wait.kind()).isEqualTo(DatabaseWaitException.Kind.LOCK);
+                assertThat(wait.getMessage()).contains("batch claim of 1 rows in " + tableName, "gave up waiting for a row lock");
+                assertThat(waited).as("it waited for the bound").isGreaterThanOrEqualTo(bound - 100);
+                c.rollback();
+                stalled.rollback();
+                assertRow("r_1", "pending", 0);
+            } else {
+                assertThat(ended).as("control: still waiting after three times the bound").isInstanceOf(TimeoutException.class);
+                stalled.commit();
+                assertThat(claim.get(30, TimeUnit.SECONDS).claimed()).as("the row taken over once the lock is gone").containsExactly("r_1");
+                c.commit();
+                assertRow("r_1", "sending", 34);
+            }
+        } finally {
+            next.shutdownNow();
+        }
+    }
+
+    /** What ended {@code future} within {@code millis}: its exception, a {@link TimeoutException} when it had not ended, null for a result. */
+    private static Throwable endedWithin(Future<?> future, long millis) throws InterruptedException {
+        try {
+            future.get(millis, TimeUnit.MILLISECONDS);
+            return null;
+        } catch (ExecutionException e) {
+            return e.getCause();
+        } catch (TimeoutException e) {
+            return e;
+        }
+    }
 
     private record RaceResult(int violations, int takeovers, List<String> examples) {
     }

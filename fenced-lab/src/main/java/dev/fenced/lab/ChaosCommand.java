@@ -56,8 +56,8 @@ final class ChaosCommand implements Callable<Integer> {
 
     @Option(names = "--faults", split = ",", description = "of: pause, kill, redis-restart, flushall, failover, lagging-failover,"
             + " cluster-failover (the lagging failover of a Redis Cluster's primary: the run's Redis is then a Cluster; not with the"
-            + " four before it), db-kill, gateway, gateway-outage, gateway-restart, key-reuse, nats-restart (default: all but"
-            + " cluster-failover)")
+            + " four before it), db-kill, gateway, gateway-outage, gateway-restart, key-reuse, nats-restart, stalled-claim (a worker"
+            + " frozen inside its claim transaction, its rows locked) (default: all but cluster-failover)")
     List<String> faults;
 
     @Option(names = "--no-fence", description = "the negative control: the same run with fencing off must report violations")

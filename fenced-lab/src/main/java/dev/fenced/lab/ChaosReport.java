@@ -34,7 +34,7 @@ record ChaosReport(long seed, boolean fencing, String tokens, int merchants, int
                    Map<String, Long> operations, Map<String, Long> checks, long violations, String verdict, double seconds) {
     /** The event types the operations table counts, in its order. */
     private static final List<Type> OPERATIONS = List.of(Type.ACQUIRED, Type.BUSY, Type.CLAIMED, Type.GATEWAY, Type.CONFIRMED, Type.SKIPPED,
-            Type.LEFT, Type.GATEWAY_DOWN, Type.VIOLATION, Type.FAILED, Type.LEASE_LOST, Type.ERROR);
+            Type.LEFT, Type.GATEWAY_DOWN, Type.VIOLATION, Type.FAILED, Type.LEASE_LOST, Type.ERROR, Type.DATABASE_WAIT);
 
     /** The fleet's answers to jobs the operations table counts, after the settlement events. */
     private static final List<JobEvent.Type> JOB_OPERATIONS = List.of(JobEvent.Type.values());

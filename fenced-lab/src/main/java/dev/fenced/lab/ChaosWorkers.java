@@ -2,6 +2,7 @@ package dev.fenced.lab;
 
 import dev.fenced.cli.EventLine;
 import dev.fenced.fleet.JobEvent;
+import dev.fenced.settlement.SettlementEvent;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -25,6 +26,10 @@ final class ChaosWorkers {
         final Set<Long> held = ConcurrentHashMap.newKeySet();
         /** When a SIGSTOPped worker is due to be resumed; 0 when it runs. */
         volatile long pausedUntil;
+        /** Armed to stall its next claim for this many ms ({@link Fault#STALLED_CLAIM}); 0 when not armed. */
+        volatile long stallFor;
+        /** Waiting at its in-claim breakpoint for a 'go' on stdin. */
+        volatile boolean inClaim;
 
         private Slot(WorkerProcess process) {
             this.process = process;
@@ -36,6 +41,30 @@ final class ChaosWorkers {
 
         String name() {
             return process.name();
+        }
+
+        /** Makes its next claim stop inside its transaction, to be frozen there for {@code millis}; false when it is armed already or gone. */
+        boolean armStall(long millis) {
+            if (stallFor > 0) {
+                return false;
+            }
+            stallFor = millis;
+            return cue("arm");
+        }
+
+        /** Armed to stall its next claim, or frozen inside one, and alive. */
+        boolean stalling() {
+            return (stallFor > 0 || inClaim) && process.isAlive();
+        }
+
+        /** A line on the worker's stdin; false when the worker is gone. */
+        private boolean cue(String line) {
+            try {
+                process.writeLine(line);
+                return true;
+            } catch (java.io.UncheckedIOException gone) {
+                return false;
+            }
         }
 
         /** Keeps {@link #held} up to date from the worker's job lines. */
@@ -60,6 +89,8 @@ final class ChaosWorkers {
     private final Consumer<String> say;
     private final Map<String, Slot> slots = new LinkedHashMap<>();
     private int started;
+    /** Set when the faults stop: a claim that stops inside its transaction afterwards goes on at once. */
+    private boolean faultsOver;
 
     /**
      * @param listener gets every line of every worker, on the worker's reader thread
@@ -86,6 +117,9 @@ final class ChaosWorkers {
             args.add("--no-fence");
             args.add("--no-journal-guard");
         }
+        if (settings.faults().contains(Fault.STALLED_CLAIM)) {
+            args.add("--stall-claims-on-cue");
+        }
         args.add("--tokens");
         args.add(settings.tokens().name().toLowerCase(java.util.Locale.ROOT));
         return args;
@@ -98,11 +132,31 @@ final class ChaosWorkers {
         WorkerProcess process = WorkerProcess.start(name, args(settings, name, stream, settings.jobs()), env, line -> {
             if (holder[0] != null) {
                 holder[0].track(line);
+                if (line instanceof EventLine.Event event && event.type() == SettlementEvent.Type.BREAKPOINT) {
+                    stoppedInClaim(holder[0], event);
+                }
             }
             listener.accept(line);
         });
         holder[0] = new Slot(process);
         slots.put(name, holder[0]);
+    }
+
+    /**
+     * A worker armed by {@link Fault#STALLED_CLAIM} stopped inside its claim transaction: freeze it
+     * there with SIGSTOP, its rows locked, until its stall is over ({@link #tend}).
+     */
+    private synchronized void stoppedInClaim(Slot slot, EventLine.Event event) {
+        long stall = slot.stallFor;
+        slot.stallFor = 0;
+        if (faultsOver || stall == 0 || !slot.process.isAlive()) {
+            slot.cue("go");
+            return;
+        }
+        slot.inClaim = true;
+        slot.process.signal("STOP");
+        slot.pausedUntil = System.currentTimeMillis() + stall;
+        say.accept(slot.name() + " frozen inside its claim of " + event.refund() + " (" + event.merchant() + ") for " + stall + " ms");
     }
 
     /** Worker processes started so far, replacements included. */
@@ -134,8 +188,16 @@ final class ChaosWorkers {
         return busy.isEmpty() ? running : busy;
     }
 
+    /** The end of the faults: every worker resumed, and no claim stops inside its transaction any more. */
     synchronized void resumeAll() {
-        slots.values().forEach(ChaosWorkers::resume);
+        faultsOver = true;
+        slots.values().forEach(slot -> {
+            if (slot.stallFor > 0) {
+                slot.stallFor = 0;
+                slot.cue("disarm");
+            }
+            resume(slot);
+        });
     }
 
     private static void resume(Slot slot) {
@@ -144,6 +206,10 @@ final class ChaosWorkers {
             if (slot.process.isAlive()) {
                 slot.process.signal("CONT");
             }
+        }
+        if (slot.inClaim) {
+            slot.inClaim = false;
+            slot.cue("go");
         }
     }
 

@@ -11,11 +11,12 @@ import java.util.Set;
  * ({@code --faults pause,redis-restart}) and in the report. {@link #NATS_RESTART} restarts the
  * run's own {@code nats-server} on its file storage: it needs a server the run owns.
  * {@link #CLUSTER_FAILOVER} is the lagging failover of a Redis Cluster's primary: a run with it
- * runs on a Cluster, the others on a Sentinel group.
+ * runs on a Cluster, the others on a Sentinel group. {@link #STALLED_CLAIM} freezes a worker inside its
+ * claim transaction, its rows locked, for longer than the next holder's lock wait may last.
  */
 enum Fault {
     PAUSE, KILL, REDIS_RESTART, FLUSHALL, FAILOVER, LAGGING_FAILOVER, CLUSTER_FAILOVER, DB_KILL, GATEWAY, GATEWAY_OUTAGE,
-    GATEWAY_RESTART, KEY_REUSE, NATS_RESTART;
+    GATEWAY_RESTART, KEY_REUSE, NATS_RESTART, STALLED_CLAIM;
 
     /** Faults of a Redis behind a Sentinel; {@link #CLUSTER_FAILOVER} needs a Redis Cluster, so not in the same run. */
     static final Set<Fault> SENTINEL_ONLY = EnumSet.of(REDIS_RESTART, FLUSHALL, FAILOVER, LAGGING_FAILOVER);
@@ -53,7 +54,7 @@ enum Fault {
                 out.add(Fault.valueOf(name.trim().toUpperCase(Locale.ROOT).replace('-', '_')));
             } catch (IllegalArgumentException e) {
                 throw new UsageException("unknown fault '" + name + "'; use pause, kill, redis-restart, flushall, failover, lagging-failover,"
-                        + " cluster-failover, db-kill, gateway, gateway-outage, gateway-restart, key-reuse, nats-restart");
+                        + " cluster-failover, db-kill, gateway, gateway-outage, gateway-restart, key-reuse, nats-restart, stalled-claim");
             }
         }
     }

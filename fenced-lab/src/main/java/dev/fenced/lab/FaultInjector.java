@@ -19,7 +19,7 @@ import java.util.function.Supplier;
  * Strikes the chaos run's faults on a schedule drawn from the seed: every 0.3 to 1.2 s one of the
  * enabled {@link Fault}s that strike at moments (a worker SIGSTOPped or SIGKILLed, the Redis
  * primary restarted, flushed or failed over, to a replica in sync or to one left behind for a few
- * seconds of grants, the database's connections killed, the gateway down
+ * seconds of grants, the database's connections killed, a worker frozen inside its claim transaction, the gateway down
  * or restarted, the run's {@code nats-server} restarted on its file storage), on a worker holding a
  * job when there is one. Counts what it injected. One Redis fault at a time: a failed-over primary
  * comes back, empty, as a replica before the next.
@@ -49,6 +49,8 @@ final class FaultInjector {
     private int laggingReplica;
     private long laggingUntil;
     private Fault laggingFault;
+    /** The worker the last stalled-claim armed. */
+    private ChaosWorkers.Slot stalled;
 
     /** @param say gets one line per fault that struck: when, which, on which worker, how long */
     FaultInjector(ChaosSettings settings, ReplicatedRedis redis, String dbUrl, ChaosGateway gateway, ChaosBroker broker,
@@ -225,6 +227,20 @@ final class FaultInjector {
                 }
                 gateway.restart();
                 struck(fault, "from its ledger");
+            }
+            case STALLED_CLAIM -> {
+                if (live.isEmpty() || (stalled != null && stalled.stalling())) {
+                    return; // one at a time: a frozen worker freezes all its jobs, and the others must be there to meet its locks
+                }
+                ChaosWorkers.Slot slot = live.get(random.nextInt(live.size()));
+                // Past the holder's lease and AckWait, so that the job is redelivered and the next
+                // holder's claim meets the locks: 1.5 to 3.5 TTLs, 4.5 to 10.5 times its lock wait.
+                long stall = (long) (settings.ttl().toMillis() * (1.5 + random.nextDouble() * 2));
+                if (!slot.armStall(stall)) {
+                    return;
+                }
+                stalled = slot;
+                struck(fault, slot.name() + ": its next claim stops inside its transaction, its rows locked, frozen for " + stall + " ms");
             }
             case NATS_RESTART -> {
                 long start = System.currentTimeMillis();

@@ -12,6 +12,9 @@ import java.io.InputStreamReader;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import picocli.CommandLine.Option;
 
@@ -34,26 +37,41 @@ final class LabKnobs {
     boolean noJournalGuard;
 
     @Option(names = "--pause-at", paramLabel = "PHASE:REFUND",
-            description = "after-claim:r_815, after-gateway:r_815, before-confirm:r_815 or in-journal:m_4471: announce a breakpoint and wait"
-                    + " for a line on stdin")
+            description = "after-claim:r_815, after-gateway:r_815, before-confirm:r_815, in-claim:r_815 (inside the claim's transaction,"
+                    + " its rows locked) or in-journal:m_4471: announce a breakpoint and wait for a line on stdin")
     String pauseAt;
+
+    @Option(names = "--stall-claims-on-cue",
+            description = "for the chaos run: each line 'arm' on stdin makes the next claim announce a breakpoint inside its transaction"
+                    + " (its rows locked) and wait there for a line 'go'; 'disarm' takes an arm back")
+    boolean stallClaimsOnCue;
 
     @Option(names = "--start-on-stdin", description = "wait for a line on stdin before taking the lease")
     boolean startOnStdin;
 
     private final BufferedReader stdin = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
     private String[] breakpoint;
+    /** With --stall-claims-on-cue: the next claim stops inside its transaction. */
+    private final AtomicBoolean armed = new AtomicBoolean();
+    private final Semaphore go = new Semaphore(0);
+    private Thread cues;
+    /** How long a stalled claim waits for its 'go' before it carries on anyway: an orchestrator that died must not leave it for ever. */
+    private static final long STALL_LIMIT_MINUTES = 5;
 
     /** Checks the knobs before anything connects: a usage error touches nothing. */
     void validate() {
+        if (stallClaimsOnCue && (pauseAt != null || startOnStdin)) {
+            throw new UsageException("--stall-claims-on-cue reads stdin for its cues: not with --pause-at or --start-on-stdin");
+        }
         if (pauseAt == null) {
             return;
         }
         int colon = pauseAt.indexOf(':');
         String phase = colon < 0 ? "" : pauseAt.substring(0, colon).toUpperCase(Locale.ROOT).replace('-', '_');
-        if (!phase.equals("AFTER_CLAIM") && !phase.equals("AFTER_GATEWAY") && !phase.equals("BEFORE_CONFIRM") && !phase.equals("IN_JOURNAL")) {
-            throw new UsageException("--pause-at must be after-claim:, after-gateway:, before-confirm:<refund> or in-journal:<merchant>, got "
-                    + pauseAt);
+        if (!phase.equals("AFTER_CLAIM") && !phase.equals("AFTER_GATEWAY") && !phase.equals("BEFORE_CONFIRM") && !phase.equals("IN_JOURNAL")
+                && !phase.equals("IN_CLAIM")) {
+            throw new UsageException("--pause-at must be after-claim:, after-gateway:, before-confirm:, in-claim:<refund> or"
+                    + " in-journal:<merchant>, got " + pauseAt);
         }
         breakpoint = new String[] {phase, pauseAt.substring(colon + 1)};
     }
@@ -70,12 +88,50 @@ final class LabKnobs {
         if (noJournalGuard && journal.dataSource() != null) {
             builder.journal(new UnguardedJournal(SettlementJournal.in(journal.dataSource())));
         }
+        if (stallClaimsOnCue) {
+            listenForCues();
+        }
         return builder.variant(variant()).phaseHook((phase, refundId) -> {
             if (breakpoint != null && phase.name().equals(breakpoint[0]) && refundId.equals(breakpoint[1])) {
                 print.accept(new SettlementEvent(SettlementEvent.Type.BREAKPOINT, worker, refundId, 0, pauseAt, System.currentTimeMillis()));
                 readLine();
             }
+            if (phase == SettlementWorker.Phase.IN_CLAIM && armed.compareAndSet(true, false)) {
+                print.accept(new SettlementEvent(SettlementEvent.Type.BREAKPOINT, worker, refundId, 0, "in-claim:" + refundId,
+                        System.currentTimeMillis()));
+                try {
+                    go.tryAcquire(STALL_LIMIT_MINUTES, TimeUnit.MINUTES);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
         });
+    }
+
+    /** Reads the cues on stdin, once per process: the jobs of a fleet worker share them. */
+    private synchronized void listenForCues() {
+        if (cues != null) {
+            return;
+        }
+        cues = new Thread(() -> {
+            try {
+                String line;
+                while ((line = stdin.readLine()) != null) {
+                    switch (line.trim()) {
+                        case "arm" -> armed.set(true);
+                        case "disarm" -> armed.set(false);
+                        case "go" -> go.release();
+                        default -> { }
+                    }
+                }
+            } catch (IOException closed) {
+                // the orchestrator is gone: let a stalled claim go
+            }
+            armed.set(false);
+            go.release(Integer.MAX_VALUE / 2);
+        }, "lab-cues");
+        cues.setDaemon(true);
+        cues.start();
     }
 
     void awaitStartCue() {

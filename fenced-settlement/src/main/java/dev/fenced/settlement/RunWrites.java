@@ -73,6 +73,8 @@ final class RunWrites {
                 finishedEarlier.clear();
                 failedEarlier.clear();
                 connection.rollback();
+            } else {
+                run.worker.hook.reached(SettlementWorker.Phase.IN_CLAIM, ids.get(0));
             }
             return refused;
         });

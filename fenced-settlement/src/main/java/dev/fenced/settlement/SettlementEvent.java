@@ -45,6 +45,8 @@ public record SettlementEvent(Type type, String worker, String refundId, long to
         /** The run ended; the detail is its {@link SettlementOutcome.Result}. */
         OUTCOME,
         ERROR,
+        /** A bound on a database wait ran out; the detail names the rows and the wait. The run stops claiming. */
+        DATABASE_WAIT,
         /** A phase hook stopped the worker here (tests and the lab's orchestrators). */
         BREAKPOINT;
 

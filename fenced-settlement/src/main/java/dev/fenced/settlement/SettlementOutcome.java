@@ -12,7 +12,8 @@ import dev.fenced.FenceViolation;
  * @param skipped refunds an earlier holder finished (sent or failed) after this run read them
  * @param left refunds this run read and left pending or sending for the next run
  * @param violation the refusal that ended the run, or null
- * @param error what stopped a {@link Result#FAILED} run, or which refunds it left for an operator and why; or null
+ * @param error what stopped a {@link Result#FAILED} run (or which refunds it left for an operator and why), or the wait
+ *     that stopped a {@link Result#DATABASE_WAIT} run; null otherwise
  * @param stale true when the run's lease was already gone when it ended (expired or taken over):
  *     another holder may own the merchant now, and whatever handed this run its work should let
  *     that holder decide
@@ -66,6 +67,14 @@ public record SettlementOutcome(Result result, String merchant, long token, int 
          * what it could and left refunds it must not send as they are, for an operator: an amount
          * with more decimals than its currency has (JPY 1.50), an unknown currency. {@code error} says which.
          */
-        FAILED
+        FAILED,
+        /**
+         * A bound on a database wait ran out (a row lock another session held, typically a holder
+         * stalled inside its claim transaction; or a statement's time limit): the run stopped
+         * claiming, finished what was in flight, put the rows it claimed but never sent back to
+         * {@code pending} and released its lease; the statement that waited changed nothing.
+         * {@link SettlementOutcome#error()} names the rows and the wait. Try again later.
+         */
+        DATABASE_WAIT
     }
 }

@@ -5,6 +5,7 @@ import dev.fenced.FencedException;
 import dev.fenced.Lease;
 import dev.fenced.gateway.GatewayRefund;
 import dev.fenced.gateway.MinorUnits;
+import dev.fenced.jdbc.DatabaseWaitException;
 import dev.fenced.settlement.SettlementOutcome.Result;
 import java.sql.SQLException;
 import java.util.ArrayList;
@@ -38,6 +39,8 @@ final class SettlementRun {
     final AtomicBoolean leaseLost;
     final AtomicReference<FenceViolation> violation = new AtomicReference<>();
     final AtomicReference<String> error = new AtomicReference<>();
+    /** The one line of the first database wait that ran out: what waited on what. */
+    final AtomicReference<String> databaseWait = new AtomicReference<>();
     final AtomicInteger sent = new AtomicInteger();
     final AtomicInteger recovered = new AtomicInteger();
     final AtomicInteger failed = new AtomicInteger();
@@ -121,7 +124,8 @@ final class SettlementRun {
     }
 
     boolean stopped() {
-        return violation.get() != null || error.get() != null || leaseLost.get() || gatewayDown.get() || stopRequested.getAsBoolean();
+        return violation.get() != null || error.get() != null || databaseWait.get() != null || leaseLost.get() || gatewayDown.get()
+                || stopRequested.getAsBoolean();
     }
 
     /** Counts refunds that ended without an answer from the gateway; enough in a row stop the run. */
@@ -192,10 +196,11 @@ final class SettlementRun {
                 committer.shutdown();
             }
         }
-        if ((gatewayDown.get() || stopRequested.getAsBoolean()) && violation.get() == null) {
+        if ((gatewayDown.get() || stopRequested.getAsBoolean() || databaseWait.get() != null) && violation.get() == null) {
             for (String id : claimedAhead) {
                 try {
-                    rowWrites.putBack(id, gatewayDown.get() ? "claimed, never sent before the gateway went down" : "claimed, never sent before the stop");
+                    rowWrites.putBack(id, gatewayDown.get() ? "claimed, never sent before the gateway went down"
+                            : databaseWait.get() != null ? "claimed, never sent before a database wait ran out" : "claimed, never sent before the stop");
                 } catch (FenceViolation v) {
                     refused(id, v);
                 } catch (RuntimeException | SQLException e) {
@@ -236,6 +241,7 @@ final class SettlementRun {
      * took its rows over.
      */
     private void journal(String merchant) {
+        long asked = System.nanoTime();
         try {
             List<JournalLine> confirmed = RefundRow.confirmed(worker.dataSource, merchant);
             List<JournalLine> appended = worker.journal.appendMissing(lease.resource(), merchant, token, confirmed,
@@ -244,7 +250,9 @@ final class SettlementRun {
         } catch (FenceViolation v) {
             refused(merchant, v);
         } catch (RuntimeException | SQLException e) {
-            failedWith(merchant, e);
+            if (!databaseWaited(merchant, "journal append of " + merchant, e, System.nanoTime() - asked)) {
+                failedWith(merchant, e);
+            }
         }
     }
 
@@ -265,10 +273,13 @@ final class SettlementRun {
             return false;
         }
         List<String> claimed;
+        long asked = System.nanoTime();
         try {
             claimed = rowWrites.claim(ids);
         } catch (RuntimeException | SQLException e) {
-            failedWith(ids.get(0), e);
+            if (!databaseWaited(ids.get(0), "claim of " + String.join(", ", ids), e, System.nanoTime() - asked)) {
+                failedWith(ids.get(0), e);
+            }
             return false;
         }
         if (claimed == null) {
@@ -299,7 +310,28 @@ final class SettlementRun {
         worker.emit(lease.resource(), type, refundId, token, detail);
     }
 
+    /**
+     * True when {@code e} says a bound on a database wait ran out ({@link DatabaseWaitException}):
+     * the run records it in one line naming what waited on what (the first one only), and stops
+     * claiming as on an outage. {@code waitedNanos} is how long the statement ran, -1 when unknown.
+     */
+    boolean databaseWaited(String refundId, String what, Exception e, long waitedNanos) {
+        Optional<DatabaseWaitException> wait = DatabaseWaitException.in(e);
+        if (wait.isEmpty()) {
+            return false;
+        }
+        String line = what + " waited " + (waitedNanos < 0 ? "" : String.format(Locale.ROOT, "%.1f s ", waitedNanos / 1e9))
+                + "for " + wait.get().kind().waitedFor() + "; gave up";
+        if (databaseWait.compareAndSet(null, line)) {
+            emit(SettlementEvent.Type.DATABASE_WAIT, refundId, line);
+        }
+        return true;
+    }
+
     void failedWith(String refundId, Exception e) {
+        if (databaseWaited(refundId, "a write of " + refundId, e, -1)) {
+            return;
+        }
         error.compareAndSet(null, refundId + ": " + e.getMessage());
         emit(SettlementEvent.Type.ERROR, refundId, e.getMessage());
     }
@@ -323,7 +355,16 @@ final class SettlementRun {
             if (!stillHeld(row.id())) {
                 return;
             }
-            List<String> taken = rowWrites.claim(List.of(row.id()));
+            List<String> taken;
+            long asked = System.nanoTime();
+            try {
+                taken = rowWrites.claim(List.of(row.id()));
+            } catch (RuntimeException | SQLException e) {
+                if (databaseWaited(row.id(), "claim of " + row.id(), e, System.nanoTime() - asked)) {
+                    return;
+                }
+                throw e;
+            }
             if (taken == null || taken.isEmpty()) {
                 return;
             }
@@ -361,8 +402,15 @@ final class SettlementRun {
         if (gate != null) {
             gate.enter();
         }
+        long asked = System.nanoTime();
         try {
             refusal = confirmations.confirm(row.id(), refund.id());
+        } catch (RuntimeException | SQLException e) {
+            // The row stays sending, for the next holder to look up: its refund was made.
+            if (databaseWaited(row.id(), "confirm of " + row.id(), e, System.nanoTime() - asked)) {
+                return;
+            }
+            throw e;
         } finally {
             if (gate != null) {
                 gate.leave();
@@ -380,6 +428,8 @@ final class SettlementRun {
         Result result;
         if (violation.get() != null) {
             result = Result.FENCE_VIOLATION;
+        } else if (databaseWait.get() != null) {
+            result = Result.DATABASE_WAIT;
         } else if (error.get() != null) {
             result = Result.FAILED;
         } else if (leaseLost.get()) {
@@ -401,7 +451,7 @@ final class SettlementRun {
                 : needOperator.size() + (needOperator.size() == 1 ? " refund needs" : " refunds need") + " an operator, left unsent: "
                 + String.join("; ", needOperator.subList(0, Math.min(3, needOperator.size()))) + (needOperator.size() > 3 ? "; ..." : "");
         return new SettlementOutcome(result, merchant, token, sent.get(), recovered.get(), failed.get(), skipped.size(), left(),
-                violation.get(), why, stale, failedElsewhere.size());
+                violation.get(), result == Result.DATABASE_WAIT ? databaseWait.get() : why, stale, failedElsewhere.size());
     }
 
     /** Rows read at the start that this run neither finished nor found finished. */

@@ -55,11 +55,12 @@ import org.slf4j.event.Level;
 public final class SettlementWorker {
     private static final Logger LOG = LoggerFactory.getLogger(SettlementWorker.class);
     /**
-     * Where a test or the demo may stop the worker: right after a claim, right after the gateway
-     * answered, right before the confirm UPDATE (after the lease check, when there is one).
+     * Where a {@link PhaseHook} is called: per refund right after its claim, right after the gateway
+     * answered, right before the confirm UPDATE (after the lease check, when there is one); inside
+     * each claim's transaction, its rows locked and not yet committed (with the first row's id); and
+     * once per run in the journal's transaction (with the merchant as the id).
      */
-    /** Where a {@link PhaseHook} is called: per refund, and once per run in the journal's transaction (with the merchant as the id). */
-    public enum Phase { AFTER_CLAIM, AFTER_GATEWAY, BEFORE_CONFIRM, IN_JOURNAL }
+    public enum Phase { AFTER_CLAIM, AFTER_GATEWAY, BEFORE_CONFIRM, IN_JOURNAL, IN_CLAIM }
 
     /** Called at each {@link Phase} for each refund, on the worker's thread. */
     @FunctionalInterface
@@ -156,7 +157,9 @@ public final class SettlementWorker {
         try {
             run.settle(merchant);
         } catch (RuntimeException | SQLException e) {
-            run.error.compareAndSet(null, e.getMessage());
+            if (!run.databaseWaited(merchant, "read of " + merchant + "'s refunds", e, -1)) {
+                run.error.compareAndSet(null, e.getMessage());
+            }
         } finally {
             if (watchdog != null) {
                 watchdog.close();
@@ -207,7 +210,7 @@ public final class SettlementWorker {
     private void log(String resource, SettlementEvent event) {
         Level level = switch (event.type()) {
             case ACQUIRED, CHECKED, JOURNALED, OUTCOME, BREAKPOINT -> Level.INFO;
-            case VIOLATION, LEASE_LOST, LEFT, FAILED, GATEWAY_DOWN -> Level.WARN;
+            case VIOLATION, LEASE_LOST, LEFT, FAILED, GATEWAY_DOWN, DATABASE_WAIT -> Level.WARN;
             case ERROR -> Level.ERROR;
             case BUSY, CLAIMED, GATEWAY, CONFIRMED, SKIPPED, RELEASED -> Level.DEBUG;
         };

@@ -41,6 +41,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.TimeoutException;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -218,6 +219,72 @@ abstract class MoneyFailureContract {
             assertThat(secondPaid).hasSize(5);
             assertThat(sum(secondPaid)).isEqualByComparingTo("75.00");
             assertThat(sum(refundsOf(gateway.ledger(), first))).isEqualByComparingTo("50.00");
+        }
+    }
+
+    /**
+     * Holder A took the lease, claimed r_3 inside its transaction and stalled there (its row locked,
+     * its lease left to expire); B, on a pool whose sessions bound their lock waits to 1 s, takes
+     * the lease, settles r_1 and r_2, and its claim of r_3 gives up after the bound: DATABASE_WAIT,
+     * the wait named in one line, its lease released, r_3 and the rest untouched by it. Control: B
+     * on a pool without the bound is still waiting after three times the bound, and finishes once A
+     * rolls back.
+     */
+    @ParameterizedTest(name = "lock wait bounded: {0}")
+    @ValueSource(booleans = {true, false})
+    void aClaimBehindAHolderStalledInItsClaimTransactionGivesUpAfterTheLockWait(boolean bounded) throws Exception {
+        String merchant = seed(6, "60.00");
+        String r3 = RefundSeeder.refundId(merchant + "_r", 3);
+        long bound = 1_000; // MariaDB counts whole seconds
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(jdbcUrl());
+        config.setMaximumPoolSize(4);
+        if (bounded) {
+            try (Connection c = db.getConnection()) {
+                config.setConnectionInitSql(dev.fenced.jdbc.JdbcDialect.detect(c).boundWaits(Duration.ofMillis(bound), Duration.ZERO)
+                        .orElseThrow());
+            }
+        }
+        ExecutorService runner = Executors.newSingleThreadExecutor();
+        try (HikariDataSource pool = new HikariDataSource(config); Connection stalled = db.getConnection();
+             PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build())) {
+            Lease a = leases.tryAcquire(Merchants.resource(merchant), Duration.ofMillis(300)).orElseThrow();
+            stalled.setAutoCommit(false);
+            FencedRows.of(RefundSchema.table()).claim(stalled, r3, a.token());
+            long expiry = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (leases.inspect(Merchants.resource(merchant)).holder() != null) { // A, stalled, cannot renew
+                assertThat(System.nanoTime()).as("A's lease expired within 10 s").isLessThan(expiry);
+                Thread.sleep(20);
+            }
+            SettlementWorker b = SettlementWorker.builder().leaseStore(leases).dataSource(pool)
+                    .gateway(GatewayClient.of(gateway.url(), Duration.ofSeconds(5))).ttl(Duration.ofSeconds(10)).build();
+            long start = System.nanoTime();
+            Future<SettlementOutcome> run = runner.submit(() -> b.settle(merchant));
+            if (!bounded) {
+                assertThatThrownBy(() -> run.get(3 * bound, TimeUnit.MILLISECONDS)).as("control: still waiting after three times the bound")
+                        .isInstanceOf(TimeoutException.class);
+                stalled.rollback();
+                assertThat(run.get(30, TimeUnit.SECONDS).result()).isEqualTo(Result.COMPLETED);
+                assertPaidOnce(gateway.ledger(), merchant, 6);
+                return;
+            }
+            SettlementOutcome outcome = run.get(3 * bound, TimeUnit.MILLISECONDS);
+            long took = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            assertThat(outcome.result()).isEqualTo(Result.DATABASE_WAIT);
+            assertThat(outcome.error()).startsWith("claim of " + r3 + " waited ").endsWith(" s for a row lock held by another session; gave up");
+            assertThat(took).as("ended within three times the bound").isLessThan(3 * bound);
+            assertThat(outcome.sent()).isEqualTo(2);
+            assertThat(outcome.left()).isEqualTo(4);
+            assertThat(leases.inspect(Merchants.resource(merchant)).holder()).as("lease released").isNull();
+            Map<String, String> byState = stateById(merchant);
+            assertThat(byState.values().stream().filter("sent"::equals).count()).isEqualTo(2);
+            assertThat(byState.values().stream().filter("pending"::equals).count()).as("nothing else written, nothing parked").isEqualTo(4);
+            stalled.rollback();
+            SettlementOutcome next = worker(gateway).build().settle(merchant);
+            assertThat(next.result()).isEqualTo(Result.COMPLETED);
+            assertPaidOnce(gateway.ledger(), merchant, 6);
+        } finally {
+            runner.shutdownNow();
         }
     }
 
