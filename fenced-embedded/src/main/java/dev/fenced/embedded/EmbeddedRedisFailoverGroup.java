@@ -13,6 +13,9 @@ import redis.embedded.RedisServer;
  */
 public final class EmbeddedRedisFailoverGroup implements ReplicatedRedis {
     public static final String MASTER_NAME = "fenced";
+    private static final int DOWN_AFTER_MS = 1_000;
+    /** Longer than any restart takes on a loaded machine. */
+    private static final int HELD_DOWN_AFTER_MS = 60_000;
 
     private final int[] ports = {EmbeddedRedis.freePort(), EmbeddedRedis.freePort()};
     private final RedisServer[] servers = new RedisServer[2];
@@ -29,7 +32,7 @@ public final class EmbeddedRedisFailoverGroup implements ReplicatedRedis {
                 .masterName(MASTER_NAME)
                 .masterPort(ports[0])
                 .quorumSize(1)
-                .downAfterMilliseconds(1_000)
+                .downAfterMilliseconds(DOWN_AFTER_MS)
                 .failOverTimeout(3_000)
                 .parallelSyncs(1)
                 .onShutdownForceStop(true)
@@ -91,6 +94,44 @@ public final class EmbeddedRedisFailoverGroup implements ReplicatedRedis {
     public void startNode(int port) {
         int i = index(port);
         servers[i] = start(port, null);
+    }
+
+    /** The Sentinel's down-after is raised for the restart, so that it cannot fail over while the primary is away. */
+    @Override
+    public void restartPrimary(int port) {
+        RedisNode.command(sentinelPort, "SENTINEL SET " + MASTER_NAME + " down-after-milliseconds " + HELD_DOWN_AFTER_MS);
+        try {
+            stopNode(port);
+            startNode(port);
+            awaitSentinelSeesPrimaryUp();
+        } finally {
+            RedisNode.command(sentinelPort, "SENTINEL SET " + MASTER_NAME + " down-after-milliseconds " + DOWN_AFTER_MS);
+        }
+    }
+
+    /**
+     * Until the Sentinel has a PING answered by the restarted primary and none outstanding: put
+     * back sooner, the ping left unanswered while it was down would already count as a second down.
+     */
+    private void awaitSentinelSeesPrimaryUp() {
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+        while (System.nanoTime() < deadline) {
+            List<String> fields = RedisNode.array(sentinelPort, "SENTINEL master " + MASTER_NAME);
+            java.util.Map<String, String> master = new java.util.HashMap<>();
+            for (int i = 0; i + 1 < fields.size(); i += 2) {
+                master.put(fields.get(i), fields.get(i + 1));
+            }
+            if ("master".equals(master.get("flags")) && "0".equals(master.get("last-ping-sent"))) {
+                return;
+            }
+            try {
+                Thread.sleep(50); // polling the Sentinel's view, bounded by the deadline above
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+        throw new IllegalStateException("the Sentinel did not see the restarted primary up within 10 s");
     }
 
     @Override

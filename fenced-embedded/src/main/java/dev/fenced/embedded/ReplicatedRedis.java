@@ -27,6 +27,18 @@ public interface ReplicatedRedis extends AutoCloseable {
     void startNode(int port);
 
     /**
+     * Stops and starts the primary on {@code port} before anything fails over: a restart without
+     * persistence, no more. Where a failover could race the restart (a Sentinel that finds the
+     * primary down while it restarts), it is held off meanwhile: a failover during the restart
+     * would leave two primaries at once, the restarted empty one and the promoted replica, each
+     * serving the clients connected to it, which is a split brain and not a restart.
+     */
+    default void restartPrimary(int port) {
+        stopNode(port);
+        startNode(port);
+    }
+
+    /**
      * Makes the replica on {@code replicaPort} fall behind the primary on {@code primaryPort} and
      * stay there: freezes it (SIGSTOP), then has the primary drop the replication link (CLIENT KILL
      * TYPE replica), so what the primary is written from now on reaches no replica. Freezing alone

@@ -262,8 +262,7 @@ final class FaultInjector {
                 connection.sync().flushall();
             }
         } else if (fault == Fault.REDIS_RESTART) {
-            redis.stopNode(primary);
-            redis.startNode(primary); // back before the Sentinel notices: empty, and the replica resyncs from it
+            redis.restartPrimary(primary); // back before the Sentinel may fail over: empty, and the replica resyncs from it
         } else {
             redis.stopNode(primary); // the Sentinel promotes the replica after about a second
             stopped(primary, replica);
