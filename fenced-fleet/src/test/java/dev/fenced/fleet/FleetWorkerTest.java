@@ -290,11 +290,8 @@ class FleetWorkerTest {
             if (!bounded) {
                 CompletableFuture<FleetWorker.Summary> run = CompletableFuture.supplyAsync(
                         () -> worker.run(() -> events.stream().anyMatch(e -> e.type() == JobEvent.Type.ACKED)));
-                long deadline = System.currentTimeMillis() + 60_000;
-                while (events.stream().noneMatch(e -> e.type() == JobEvent.Type.RECEIVED) && System.currentTimeMillis() < deadline) {
-                    Thread.sleep(20);
-                }
-                assertThat(events).as("the job taken").anyMatch(e -> e.type() == JobEvent.Type.RECEIVED);
+                await("the job taken").atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofMillis(20))
+                        .until(() -> events.stream().anyMatch(e -> e.type() == JobEvent.Type.RECEIVED));
                 assertThat(run).as("control: still waiting after three times the bound").failsWithin(Duration.ofMillis(3 * bound))
                         .withThrowableOfType(java.util.concurrent.TimeoutException.class);
                 assertThat(events).as("control: no answer while it waits").allMatch(e -> e.type() == JobEvent.Type.RECEIVED);

@@ -108,12 +108,9 @@ class StalledClaimTest {
         return TestDatabases.mariadbUrl().orElseThrow();
     }
 
-    private static void awaitLeaseGone(RedisLeaseStore leases, String merchant, String reason) throws InterruptedException {
-        long deadline = System.nanoTime() + LONG.toNanos();
-        while (leases.inspect(Merchants.resource(merchant)).holder() != null) {
-            assertThat(System.nanoTime()).as(reason).isLessThan(deadline);
-            Thread.sleep(20);
-        }
+    private static void awaitLeaseGone(RedisLeaseStore leases, String merchant, String reason) {
+        org.awaitility.Awaitility.await(reason).atMost(LONG).pollInterval(Duration.ofMillis(20))
+                .until(() -> leases.inspect(Merchants.resource(merchant)).holder() == null);
     }
 
     private static List<Long> fences(HikariDataSource db, String merchant) throws Exception {

@@ -842,12 +842,8 @@ abstract class MoneyFailureContract {
         return report.discrepancies().stream().collect(Collectors.toMap(Reconciliation.Discrepancy::refundId, Reconciliation.Discrepancy::kind));
     }
 
-    private static void awaitListening(PaymentGateway gateway) throws InterruptedException {
-        long deadline = System.currentTimeMillis() + 10_000;
-        while (!gateway.listening() && System.currentTimeMillis() < deadline) {
-            Thread.sleep(20);
-        }
-        assertThat(gateway.listening()).isTrue();
+    private static void awaitListening(PaymentGateway gateway) {
+        await("the gateway back on its port").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20)).until(gateway::listening);
     }
 
     private static List<GatewayRefund> refundsOf(List<GatewayRefund> ledger, String merchant) {
