@@ -463,12 +463,17 @@ class RedisLeaseStoreTest extends LeaseStoreContract {
         assertThat(thrownInterrupted).as("the flag the exception cleared, restored").isTrue();
         assertThat(store.inspect(resource).holder()).isNull();
 
-        Thread.currentThread().interrupt(); // a caller interrupted before the run: Lettuce refuses the command
-        FencedExecutor.Outcome<Long> refused = executor.execute(resource, Lease::token);
+        // A caller interrupted before the run: Lettuce refuses the command when it sees the flag before
+        // the answer, and not when the answer came first (a race on a fast server: CI saw both).
+        Thread.currentThread().interrupt();
+        FencedExecutor.Outcome<Long> interrupted = executor.execute(resource, Lease::token);
         boolean callerInterrupted = Thread.interrupted();
-        assertThat(refused.status()).isEqualTo(FencedExecutor.Status.FAILED);
-        assertThat(refused.failure()).isInstanceOf(StoreUnavailableException.class);
-        assertThat(callerInterrupted).as("the caller stays interrupted").isTrue();
+        assertThat(callerInterrupted).as("the caller stays interrupted, whatever the run did (%s)", interrupted.status()).isTrue();
+        if (interrupted.status() == FencedExecutor.Status.FAILED) {
+            assertThat(interrupted.failure()).isInstanceOf(StoreUnavailableException.class);
+        } else {
+            assertThat(interrupted.status()).isEqualTo(FencedExecutor.Status.EXECUTED);
+        }
         store.forget(resource);
     }
 
