@@ -79,7 +79,7 @@ final class DoctorCommand implements Callable<Integer> {
                 List<RefundSummary> page = RefundSummary.page(db, offset, TOKEN_PAGE);
                 for (RefundSummary summary : page) {
                     String resource = Merchants.resource(summary.merchant());
-                    String problem = TokensCommand.problem(leases.inspect(resource), leases.highestTokenInRedis(resource), summary.highestFence(),
+                    String problem = TokensCommand.problem(leases.inspect(resource), summary.highestFence(),
                             connections.tokens);
                     if (problem != null) {
                         System.out.println("tokens of " + summary.merchant() + ": " + problem);

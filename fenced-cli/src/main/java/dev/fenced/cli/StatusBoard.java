@@ -60,11 +60,9 @@ final class StatusBoard {
         List<Row> rows = RefundSummary.page(db, offset, limit).stream().map(summary -> {
             String resource = Merchants.resource(summary.merchant());
             LeaseSnapshot lease = null;
-            long tokensInRedis = 0;
             if (unknown[0] == null) {
                 try {
                     lease = leases.inspect(resource);
-                    tokensInRedis = leases.highestTokenInRedis(resource);
                 } catch (StoreUnavailableException e) {
                     unknown[0] = StatusCommand.outage(e); // one timeout for the page, not one per row
                 }
@@ -74,7 +72,7 @@ final class StatusBoard {
                         summary.count("sent"), summary.count("failed"), summary.highestFence(), null);
             }
             String holder = lease.holder() == null ? null : label(lease.holder());
-            String tokensProblem = TokensCommand.problem(lease, tokensInRedis, summary.highestFence(), tokens);
+            String tokensProblem = TokensCommand.problem(lease, summary.highestFence(), tokens);
             return new Row(summary.merchant(), holder, lease.timeLeft().toMillis(), lease.counter(), summary.count("pending"),
                     summary.count("sending"), summary.count("sent"), summary.count("failed"), summary.highestFence(), tokensProblem);
         }).toList();

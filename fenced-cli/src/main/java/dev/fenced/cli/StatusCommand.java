@@ -92,7 +92,6 @@ final class StatusCommand implements Callable<Integer> {
         LeaseSnapshot lease = null;
         String leaseUnknown = null;
         RefundSummary refunds;
-        long tokensInRedis = 0;
         // Without the database there is nothing to show: one line, exit 1. Without Redis or the gateway the
         // rows are still worth seeing in an outage, when an operator needs them most: shown, with what is unknown.
         try (HikariDataSource db = Connections.readOnlyDatabase(dbUrl, 2)) {
@@ -100,7 +99,6 @@ final class StatusCommand implements Callable<Integer> {
             refunds = RefundSummary.of(db, merchant);
             try (RedisLeaseStore leases = connections.leases(db, null, FencedObserver.NONE)) {
                 lease = leases.inspect(resource);
-                tokensInRedis = leases.highestTokenInRedis(resource);
             } catch (StoreUnavailableException e) {
                 leaseUnknown = outage(e);
             }
@@ -123,7 +121,7 @@ final class StatusCommand implements Callable<Integer> {
                 lease == null ? null : lease.timeLeft().toMillis(), lease == null ? null : lease.counter(), refunds.rowsByState(),
                 refunds.highestFence(), refunds.totalAmount().toPlainString(), gatewayRefunds, gatewayDuplicates, jobs.status(),
                 jobs.unknown(), lease == null || lease.tokenIssuer() == null ? null : Connections.Tokens.optionOf(lease.tokenIssuer()),
-                lease == null ? null : TokensCommand.problem(lease, tokensInRedis, refunds.highestFence(), connections.tokens),
+                lease == null ? null : TokensCommand.problem(lease, refunds.highestFence(), connections.tokens),
                 leaseUnknown, gatewayUnknown);
         if (json) {
             System.out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(report));

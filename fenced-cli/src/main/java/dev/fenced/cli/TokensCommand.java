@@ -45,11 +45,11 @@ final class TokensCommand implements Callable<Integer> {
             try (HikariDataSource db = Connections.readOnlyDatabase(dbUrl, 2); RedisLeaseStore leases = connections.leases(db, null, FencedObserver.NONE)) {
                 LeaseSnapshot lease = leases.inspect(resource);
                 long highestFence = RefundSummary.of(db, merchant).highestFence();
-                long inRedis = leases.highestTokenInRedis(resource);
+                long inRedis = lease.highestTokenIssued();
                 System.out.println(merchant + ": tokens from " + (lease.tokenIssuer() == null ? "no issuer recorded yet"
                         : Connections.Tokens.optionOf(lease.tokenIssuer())) + ", highest in Redis " + inRedis + ", highest stored fence "
                         + highestFence);
-                String problem = problem(lease, inRedis, highestFence, connections.tokens);
+                String problem = problem(lease, highestFence, connections.tokens);
                 if (problem != null) {
                     System.out.println(merchant + ": " + problem);
                     return FencedCli.RUNTIME_FAILURE;
@@ -60,7 +60,7 @@ final class TokensCommand implements Callable<Integer> {
         connections.tokens = switchTo;
         try (HikariDataSource db = Connections.database(dbUrl, 2); RedisLeaseStore leases = connections.leases(db, null, FencedObserver.NONE)) {
             String before = leases.inspect(resource).tokenIssuer();
-            long highest = Math.max(RefundSummary.of(db, merchant).highestFence(), leases.highestTokenInRedis(resource));
+            long highest = Math.max(RefundSummary.of(db, merchant).highestFence(), leases.inspect(resource).highestTokenIssued());
             if (before == null || TokenIssuer.SOURCE.recorded().equals(before)) {
                 // The sequence is shared by every resource: its next value is above every token it gave this one.
                 highest = Math.max(highest, JdbcSequenceTokenSource.of(db).nextToken(resource));
@@ -87,7 +87,8 @@ final class TokensCommand implements Callable<Integer> {
      * another issuer before issuers were recorded, or tokens Redis lost): its next token would be
      * refused by those rows and could lose to a stale holder on the others.
      */
-    static String problem(LeaseSnapshot lease, long highestInRedis, long highestFence, Connections.Tokens configured) {
+    static String problem(LeaseSnapshot lease, long highestFence, Connections.Tokens configured) {
+        long highestInRedis = lease.highestTokenIssued();
         if (lease.tokenIssuer() != null && !lease.tokenIssuer().equals(configured.issuer().recorded())) {
             return "tokens come from " + Connections.Tokens.optionOf(lease.tokenIssuer()) + " (recorded in Redis), not from "
                     + configured.option() + " as --tokens says: such a worker is refused; switch with 'fenced tokens --merchant "

@@ -345,29 +345,17 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
         return switched;
     }
 
-    /**
-     * The highest token the resource's recorded issuer may have handed out, as far as Redis can
-     * tell: the counter for Redis's own, {@code epoch << 24 | counter} for epochs, 0 for a durable
-     * source (its sequence knows, Redis does not) or when Redis holds nothing.
-     */
-    public long highestTokenInRedis(String resource) {
-        String counterKey = keys.fenceKey(resource);
-        String epochKey = keys.epochKey(resource);
-        String issuerKey = keys.issuerKey(resource);
-        return calls.call(redis -> {
-            String recorded = redis.get(issuerKey);
-            String counter = redis.get(counterKey);
-            String epoch = redis.get(epochKey);
-            long count = counter == null ? 0 : Long.parseLong(counter);
-            if (TokenIssuer.SOURCE.recorded().equals(recorded)) {
-                return 0L;
-            }
-            if (epoch != null) {
-                long inEpoch = Long.parseLong(epoch.substring(0, epoch.indexOf(':'))) << EPOCH_SHIFT;
-                return Math.max(inEpoch | Math.min(count, (1L << EPOCH_SHIFT) - 1), count);
-            }
-            return count;
-        });
+    /** What Redis shows of the tokens the resource's issuer handed out; see {@link LeaseSnapshot#highestTokenIssued()}. */
+    private static long highestTokenIssued(String recorded, String counter, String epoch) {
+        long count = counter == null ? 0 : Long.parseLong(counter);
+        if (TokenIssuer.SOURCE.recorded().equals(recorded)) {
+            return 0L;
+        }
+        if (epoch != null) {
+            long inEpoch = Long.parseLong(epoch.substring(0, epoch.indexOf(':'))) << EPOCH_SHIFT;
+            return Math.max(inEpoch | Math.min(count, (1L << EPOCH_SHIFT) - 1), count);
+        }
+        return count;
     }
 
     @Override
@@ -488,19 +476,21 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
 
     /**
      * What Redis holds for a resource now, under this store's keys: the holder's owner id, its time
-     * left, the counter, the issuer recorded for its tokens.
+     * left, the counter, the issuer recorded for its tokens and the highest token it shows issued.
      */
     public LeaseSnapshot inspect(String resource) {
         String lockKey = keys.lockKey(resource);
         String fenceKey = keys.fenceKey(resource);
         String issuerKey = keys.issuerKey(resource);
+        String epochKey = keys.epochKey(resource);
         return calls.call(redis -> {
             String holder = redis.get(lockKey);
             long pttl = redis.pttl(lockKey);
             String counter = redis.get(fenceKey);
             String recorded = redis.get(issuerKey);
+            String epoch = redis.get(epochKey);
             return new LeaseSnapshot(resource, holder, holder == null ? Duration.ZERO : Duration.ofMillis(Math.max(0, pttl)),
-                    counter == null ? null : Long.valueOf(counter), recorded);
+                    counter == null ? null : Long.valueOf(counter), recorded, highestTokenIssued(recorded, counter, epoch));
         });
     }
 

@@ -79,12 +79,12 @@ class TokenIssuerTest {
             String resource = freshResource();
             try (RedisLeaseStore from = store(pair.get(0)); RedisLeaseStore to = store(pair.get(1))) {
                 long old = token(from, resource);
-                assertThat(from.highestTokenInRedis(resource)).as("what Redis shows of " + pair.get(0)).isEqualTo(old);
+                assertThat(from.inspect(resource).highestTokenIssued()).as("what Redis shows of " + pair.get(0)).isEqualTo(old);
                 try (Lease live = from.tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow()) {
                     assertThat(to.switchTokenIssuer(resource, live.token())).as("refused while a lease is live").isFalse();
                     assertThat(to.inspect(resource).tokenIssuer()).isEqualTo(pair.get(0).recorded());
                 }
-                long highest = from.highestTokenInRedis(resource);
+                long highest = from.inspect(resource).highestTokenIssued();
                 if (pair.get(1) == TokenIssuer.SOURCE) {
                     JdbcSequenceTokenSource.of(db).raiseAbove(highest);
                 } else if (pair.get(1) == TokenIssuer.EPOCHS) {
