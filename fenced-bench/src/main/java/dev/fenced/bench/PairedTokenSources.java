@@ -7,6 +7,7 @@ import dev.fenced.jdbc.FencedSchema;
 import dev.fenced.jdbc.JdbcSequenceTokenSource;
 import dev.fenced.jdbc.JdbcTokenSource;
 import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.redis.TokenPolicy;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
@@ -30,9 +31,9 @@ final class PairedTokenSources {
         try (HikariDataSource db = new HikariDataSource(config)) {
             FencedSchema.migrate(db);
             try (RedisLeaseStore redis = RedisLeaseStore.builder(redisUrl).build();
-                 RedisLeaseStore epochs = RedisLeaseStore.builder(redisUrl).tokenEpochs(JdbcSequenceTokenSource.epochs(db)).build();
-                 RedisLeaseStore row = RedisLeaseStore.builder(redisUrl).tokenSource(JdbcTokenSource.of(db)).build();
-                 RedisLeaseStore sequence = RedisLeaseStore.builder(redisUrl).tokenSource(JdbcSequenceTokenSource.of(db)).build()) {
+                 RedisLeaseStore epochs = RedisLeaseStore.builder(redisUrl).tokens(TokenPolicy.epochs(JdbcSequenceTokenSource.epochs(db))).build();
+                 RedisLeaseStore row = RedisLeaseStore.builder(redisUrl).tokens(TokenPolicy.durable(JdbcTokenSource.of(db))).build();
+                 RedisLeaseStore sequence = RedisLeaseStore.builder(redisUrl).tokens(TokenPolicy.durable(JdbcSequenceTokenSource.of(db))).build()) {
                 List<RedisLeaseStore> sides = List.of(redis, epochs, row, sequence);
                 List<RedisLeaseStore> order = List.of(redis, epochs, row, sequence, sequence, row, epochs, redis);
                 long[] nanos = new long[sides.size()];
