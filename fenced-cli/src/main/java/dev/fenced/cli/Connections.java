@@ -86,21 +86,8 @@ public final class Connections {
         } catch (IllegalArgumentException e) {
             throw new UsageException("--redis-tls-verify must be full, ca or none, got " + redisTlsVerify);
         }
-        if (redisTlsCa == null && redisTlsCert == null && redisTlsKey == null && verify == RedisTls.Verify.FULL) {
-            return null;
-        }
-        if ((redisTlsCert == null) != (redisTlsKey == null)) {
-            throw new UsageException("--redis-tls-cert and --redis-tls-key go together");
-        }
-        RedisTls.Builder tls = RedisTls.builder().verify(verify);
-        if (redisTlsCa != null) {
-            tls.trustedCertificates(redisTlsCa);
-        }
-        if (redisTlsCert != null) {
-            tls.clientCertificate(redisTlsCert, redisTlsKey);
-        }
         try {
-            return tls.build();
+            return RedisTls.fromSettings(redisTlsCa, redisTlsCert, redisTlsKey, verify, "--redis-tls-cert", "--redis-tls-key").orElse(null);
         } catch (IllegalArgumentException e) {
             throw new UsageException(e.getMessage());
         }

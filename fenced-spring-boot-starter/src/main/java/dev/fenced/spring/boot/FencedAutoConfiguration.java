@@ -150,19 +150,8 @@ public class FencedAutoConfiguration {
             RedisLeaseStore.Builder builder = RedisLeaseStore.builder(properties.getRedis().getUrl())
                     .commandTimeout(properties.getRedis().getCommandTimeout());
             FencedProperties.Tls tls = properties.getRedis().getTls();
-            if (tls.getCaFile() != null || tls.getCertFile() != null || tls.getVerify() != RedisTls.Verify.FULL) {
-                RedisTls.Builder settings = RedisTls.builder().verify(tls.getVerify());
-                if (tls.getCaFile() != null) {
-                    settings.trustedCertificates(tls.getCaFile());
-                }
-                if ((tls.getCertFile() == null) != (tls.getKeyFile() == null)) {
-                    throw new IllegalStateException("fenced.redis.tls.cert-file and fenced.redis.tls.key-file go together");
-                }
-                if (tls.getCertFile() != null) {
-                    settings.clientCertificate(tls.getCertFile(), tls.getKeyFile());
-                }
-                builder.tls(settings.build());
-            }
+            RedisTls.fromSettings(tls.getCaFile(), tls.getCertFile(), tls.getKeyFile(), tls.getVerify(), "fenced.redis.tls.cert-file",
+                    "fenced.redis.tls.key-file").ifPresent(builder::tls);
             return LeaseStores.configure(builder, properties, floor, tokens, epochs, observer).build();
         }
     }
