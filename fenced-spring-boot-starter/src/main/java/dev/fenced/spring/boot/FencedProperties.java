@@ -1,7 +1,6 @@
 package dev.fenced.spring.boot;
 
 import dev.fenced.redis.RedisTls;
-import dev.fenced.redis.TokenIssuer;
 import java.nio.file.Path;
 import java.time.Duration;
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -23,7 +22,7 @@ public class FencedProperties {
      * from the database sequence fence_epoch_seq: tokens that never repeat or go back whatever Redis
      * loses; not with fenced.floor.*) or database (the sequence fence_token_seq; Redis keeps only the lease).
      */
-    private String tokens = TokenIssuer.REDIS.setting();
+    private String tokens = "redis";
 
     public Redis getRedis() {
         return redis;
