@@ -53,7 +53,7 @@ final class PairedTokenSources {
                 return "## Token sources, interleaved: lease + token + release\n\n"
                         + "| token issued by | cycles/s | time vs Redis-issued |\n|---|---:|---:|\n"
                         + String.format("| Redis (one script) | %,.0f | 1.00x |%n", cycles / (nanos[0] / 1e9))
-                        + String.format("| Redis in epochs from a PostgreSQL sequence (`tokenEpochs`) | %,.0f | %.2fx |%n",
+                        + String.format("| Redis in epochs from a PostgreSQL sequence (`TokenPolicy.epochs`) | %,.0f | %.2fx |%n",
                         cycles / (nanos[1] / 1e9), (double) nanos[1] / nanos[0])
                         + String.format("| PostgreSQL counter row (`JdbcTokenSource`) | %,.0f | %.2fx |%n", cycles / (nanos[2] / 1e9),
                         (double) nanos[2] / nanos[0])
