@@ -7,6 +7,7 @@ import dev.fenced.jdbc.FencedSchema;
 import dev.fenced.jdbc.JdbcSequenceTokenSource;
 import dev.fenced.jdbc.JdbcTokenSource;
 import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.redis.TokenPolicy;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
@@ -30,9 +31,9 @@ final class PairedTokenSources {
         try (HikariDataSource db = new HikariDataSource(config)) {
             FencedSchema.migrate(db);
             try (RedisLeaseStore redis = RedisLeaseStore.builder(redisUrl).build();
-                 RedisLeaseStore epochs = RedisLeaseStore.builder(redisUrl).tokenEpochs(JdbcSequenceTokenSource.epochs(db)).build();
-                 RedisLeaseStore row = RedisLeaseStore.builder(redisUrl).tokenSource(JdbcTokenSource.of(db)).build();
-                 RedisLeaseStore sequence = RedisLeaseStore.builder(redisUrl).tokenSource(JdbcSequenceTokenSource.of(db)).build()) {
+                 RedisLeaseStore epochs = RedisLeaseStore.builder(redisUrl).tokens(TokenPolicy.epochs(JdbcSequenceTokenSource.epochs(db))).build();
+                 RedisLeaseStore row = RedisLeaseStore.builder(redisUrl).tokens(TokenPolicy.durable(JdbcTokenSource.of(db))).build();
+                 RedisLeaseStore sequence = RedisLeaseStore.builder(redisUrl).tokens(TokenPolicy.durable(JdbcSequenceTokenSource.of(db))).build()) {
                 List<RedisLeaseStore> sides = List.of(redis, epochs, row, sequence);
                 List<RedisLeaseStore> order = List.of(redis, epochs, row, sequence, sequence, row, epochs, redis);
                 long[] nanos = new long[sides.size()];
@@ -52,7 +53,7 @@ final class PairedTokenSources {
                 return "## Token sources, interleaved: lease + token + release\n\n"
                         + "| token issued by | cycles/s | time vs Redis-issued |\n|---|---:|---:|\n"
                         + String.format("| Redis (one script) | %,.0f | 1.00x |%n", cycles / (nanos[0] / 1e9))
-                        + String.format("| Redis in epochs from a PostgreSQL sequence (`tokenEpochs`) | %,.0f | %.2fx |%n",
+                        + String.format("| Redis in epochs from a PostgreSQL sequence (`TokenPolicy.epochs`) | %,.0f | %.2fx |%n",
                         cycles / (nanos[1] / 1e9), (double) nanos[1] / nanos[0])
                         + String.format("| PostgreSQL counter row (`JdbcTokenSource`) | %,.0f | %.2fx |%n", cycles / (nanos[2] / 1e9),
                         (double) nanos[2] / nanos[0])

@@ -7,6 +7,7 @@ import dev.fenced.gateway.GatewayConfig;
 import dev.fenced.gateway.PaymentGateway;
 import dev.fenced.jdbc.JdbcFenceFloor;
 import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.redis.TokenPolicy;
 import dev.fenced.settlement.RefundSchema;
 import dev.fenced.settlement.Merchants;
 import dev.fenced.settlement.RefundSeeder;
@@ -82,7 +83,7 @@ final class SettlementThroughput {
             String merchant = "bench_" + UUID.randomUUID().toString().substring(0, 8);
             RefundSeeder.seed(db, merchant, merchant + "_r", REFUNDS, new BigDecimal("84300.00"), "EUR");
             try (RedisLeaseStore leases = RedisLeaseStore.builder(redisUrl)
-                    .fenceFloor(JdbcFenceFloor.of(db, RefundSchema.table(), Merchants::merchantOf)).build()) {
+                    .tokens(TokenPolicy.redisCounter(JdbcFenceFloor.of(db, RefundSchema.table(), Merchants::merchantOf))).build()) {
                 SettlementWorker worker = SettlementWorker.builder().leaseStore(leases).dataSource(db)
                         .gateway(GatewayClient.of(gateway.url(), Duration.ofSeconds(10))).concurrency(concurrency).build();
                 long start = System.nanoTime();

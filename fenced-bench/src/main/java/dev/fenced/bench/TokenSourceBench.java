@@ -7,6 +7,7 @@ import dev.fenced.jdbc.FencedSchema;
 import dev.fenced.jdbc.JdbcSequenceTokenSource;
 import dev.fenced.jdbc.JdbcTokenSource;
 import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.redis.TokenPolicy;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
@@ -42,8 +43,8 @@ public class TokenSourceBench {
         dataSource = new HikariDataSource(config);
         FencedSchema.migrate(dataSource);
         redisTokens = RedisLeaseStore.builder(BenchServers.redis()).build();
-        databaseTokens = RedisLeaseStore.builder(BenchServers.redis()).tokenSource(JdbcTokenSource.of(dataSource)).build();
-        sequenceTokens = RedisLeaseStore.builder(BenchServers.redis()).tokenSource(JdbcSequenceTokenSource.of(dataSource)).build();
+        databaseTokens = RedisLeaseStore.builder(BenchServers.redis()).tokens(TokenPolicy.durable(JdbcTokenSource.of(dataSource))).build();
+        sequenceTokens = RedisLeaseStore.builder(BenchServers.redis()).tokens(TokenPolicy.durable(JdbcSequenceTokenSource.of(dataSource))).build();
     }
 
     @Benchmark

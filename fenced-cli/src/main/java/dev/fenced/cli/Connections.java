@@ -50,12 +50,12 @@ public final class Connections {
                     + " refunds' highest fence when lost; epochs, Redis's counter in epochs from the database sequence fence_epoch_seq,"
                     + " never repeating whatever Redis loses (a failover to a lagging replica included); database, every token from the"
                     + " sequence fence_token_seq. One choice per deployment: tokens of different choices do not order."})
-    public Tokens tokens;
+    public TokenIssuer tokens;
 
     /** Reads {@code --tokens} when the command line is parsed, before anything connects. */
-    public static final class TokensConverter implements picocli.CommandLine.ITypeConverter<Tokens> {
+    public static final class TokensConverter implements picocli.CommandLine.ITypeConverter<TokenIssuer> {
         @Override
-        public Tokens convert(String value) {
+        public TokenIssuer convert(String value) {
             return tokens(value);
         }
     }
@@ -86,21 +86,8 @@ public final class Connections {
         } catch (IllegalArgumentException e) {
             throw new UsageException("--redis-tls-verify must be full, ca or none, got " + redisTlsVerify);
         }
-        if (redisTlsCa == null && redisTlsCert == null && redisTlsKey == null && verify == RedisTls.Verify.FULL) {
-            return null;
-        }
-        if ((redisTlsCert == null) != (redisTlsKey == null)) {
-            throw new UsageException("--redis-tls-cert and --redis-tls-key go together");
-        }
-        RedisTls.Builder tls = RedisTls.builder().verify(verify);
-        if (redisTlsCa != null) {
-            tls.trustedCertificates(redisTlsCa);
-        }
-        if (redisTlsCert != null) {
-            tls.clientCertificate(redisTlsCert, redisTlsKey);
-        }
         try {
-            return tls.build();
+            return RedisTls.fromSettings(redisTlsCa, redisTlsCert, redisTlsKey, verify, "--redis-tls-cert", "--redis-tls-key").orElse(null);
         } catch (IllegalArgumentException e) {
             throw new UsageException(e.getMessage());
         }
@@ -191,65 +178,26 @@ public final class Connections {
         return dataSource;
     }
 
-    /** Who issues the tokens: {@code --tokens}. */
-    public enum Tokens {
-        /** Redis's counter, reseeded from the refunds' highest fence when it is lost. */
-        REDIS(TokenIssuer.REDIS),
-        /** Redis's counter in epochs drawn from {@code fence_epoch_seq}. */
-        EPOCHS(TokenIssuer.EPOCHS),
-        /** Every token from {@code fence_token_seq}; Redis keeps only the lease. */
-        DATABASE(TokenIssuer.SOURCE);
-
-        private final TokenIssuer issuer;
-
-        Tokens(TokenIssuer issuer) {
-            this.issuer = issuer;
-        }
-
-        /** The issuer a store of this choice records for a resource. */
-        public TokenIssuer issuer() {
-            return issuer;
-        }
-
-        /** As the option spells it: {@code redis}, {@code epochs}, {@code database}. */
-        public String option() {
-            return name().toLowerCase(java.util.Locale.ROOT);
-        }
-
-        /** The choice whose store records {@code recorded}, as the option spells it; the recorded name itself if none does. */
-        public static String optionOf(String recorded) {
-            for (Tokens tokens : values()) {
-                if (tokens.issuer.recorded().equals(recorded)) {
-                    return tokens.option();
-                }
-            }
-            return recorded;
-        }
-    }
-
     /** The {@code --tokens} value; picocli reports anything else as a usage error. */
-    public static Tokens tokens(String value) {
+    public static TokenIssuer tokens(String value) {
         try {
-            return Tokens.valueOf(value.trim().toUpperCase(java.util.Locale.ROOT));
-        } catch (IllegalArgumentException | NullPointerException e) {
-            throw new picocli.CommandLine.TypeConversionException("must be redis, epochs or database, got " + value);
+            return TokenIssuer.ofSetting(value);
+        } catch (IllegalArgumentException e) {
+            throw new picocli.CommandLine.TypeConversionException(e.getMessage());
         }
     }
 
     /** A Redis lease store whose counter is reseeded from the refunds' highest fence. */
     public static RedisLeaseStore leases(String redisUrl, HikariDataSource database, String ownerLabel) {
-        return leasesBuilder(redisUrl, database, ownerLabel, FencedObserver.NONE, Tokens.REDIS).build();
+        return leasesBuilder(redisUrl, database, ownerLabel, FencedObserver.NONE, TokenIssuer.REDIS).build();
     }
 
     /** The store every command uses: tokens as chosen (the counter reseeded from the refund rows by default), owner ids labelled. */
     private static RedisLeaseStore.Builder leasesBuilder(String redisUrl, HikariDataSource database, String ownerLabel,
-                                                         FencedObserver observer, Tokens tokens) {
-        RedisLeaseStore.Builder builder = RedisLeaseStore.builder(redisUrl).observer(observer);
-        switch (tokens) {
-            case REDIS -> builder.fenceFloor(JdbcFenceFloor.of(database, RefundSchema.table(), Merchants::merchantOf));
-            case EPOCHS -> builder.tokenEpochs(JdbcSequenceTokenSource.epochs(database));
-            case DATABASE -> builder.tokenSource(JdbcSequenceTokenSource.of(database));
-        }
+                                                         FencedObserver observer, TokenIssuer tokens) {
+        RedisLeaseStore.Builder builder = RedisLeaseStore.builder(redisUrl).observer(observer)
+                .tokens(tokens.policy(() -> JdbcFenceFloor.of(database, RefundSchema.table(), Merchants::merchantOf),
+                        () -> JdbcSequenceTokenSource.epochs(database), () -> JdbcSequenceTokenSource.of(database)));
         if (ownerLabel != null) {
             builder.ownerLabel(ownerLabel);
         }

@@ -93,7 +93,7 @@ final class DoctorCommand implements Callable<Integer> {
             }
         }
         if (troubled == 0) {
-            System.out.println("tokens: ok (" + merchants + " merchants, --tokens " + connections.tokens.option() + ")");
+            System.out.println("tokens: ok (" + merchants + " merchants, --tokens " + connections.tokens.setting() + ")");
         }
         return troubled == 0;
     }

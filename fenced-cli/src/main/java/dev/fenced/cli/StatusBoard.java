@@ -6,6 +6,7 @@ import dev.fenced.StoreUnavailableException;
 import dev.fenced.fleet.JobQueueStatus;
 import dev.fenced.redis.LeaseSnapshot;
 import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.redis.TokenIssuer;
 import dev.fenced.settlement.Merchants;
 import dev.fenced.settlement.RefundSummary;
 import java.util.ArrayList;
@@ -53,7 +54,7 @@ final class StatusBoard {
      * Reads a page. {@code leases} is null when Redis could not be reached, {@code leasesUnknown} then says why; a Redis
      * that stops answering during the page leaves the rest of the page's lease columns empty, with the reason.
      */
-    static Page read(DataSource db, RedisLeaseStore leases, String leasesUnknown, Connections.Tokens tokens, int offset, int limit,
+    static Page read(DataSource db, RedisLeaseStore leases, String leasesUnknown, TokenIssuer tokens, int offset, int limit,
                      JobQueueStatus jobs, String jobsUnknown) {
         int merchants = RefundSummary.merchantCount(db);
         String[] unknown = {leases == null ? leasesUnknown : null};

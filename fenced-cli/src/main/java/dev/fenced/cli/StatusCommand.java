@@ -16,6 +16,7 @@ import dev.fenced.gateway.GatewayRefund;
 import dev.fenced.internal.Redaction;
 import dev.fenced.redis.LeaseSnapshot;
 import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.redis.TokenIssuer;
 import dev.fenced.settlement.Merchants;
 import dev.fenced.settlement.RefundSummary;
 import java.time.Duration;
@@ -120,7 +121,7 @@ final class StatusCommand implements Callable<Integer> {
         StatusReport report = new StatusReport(merchant, lease == null ? null : lease.holder(),
                 lease == null ? null : lease.timeLeft().toMillis(), lease == null ? null : lease.counter(), refunds.rowsByState(),
                 refunds.highestFence(), refunds.totalAmount().toPlainString(), gatewayRefunds, gatewayDuplicates, jobs.status(),
-                jobs.unknown(), lease == null || lease.tokenIssuer() == null ? null : Connections.Tokens.optionOf(lease.tokenIssuer()),
+                jobs.unknown(), lease == null || lease.tokenIssuer() == null ? null : TokenIssuer.settingOf(lease.tokenIssuer()),
                 lease == null ? null : TokensCommand.problem(lease, refunds.highestFence(), connections.tokens),
                 leaseUnknown, gatewayUnknown);
         if (json) {

@@ -27,7 +27,7 @@ final class TokensCommand implements Callable<Integer> {
 
     @Option(names = "--switch-to", paramLabel = "redis|epochs|database", converter = Connections.TokensConverter.class,
             description = "hand the merchant's tokens to this issuer; then run every worker with --tokens set to it")
-    Connections.Tokens switchTo;
+    TokenIssuer switchTo;
 
     @Mixin
     Connections connections;
@@ -47,7 +47,7 @@ final class TokensCommand implements Callable<Integer> {
                 long highestFence = RefundSummary.of(db, merchant).highestFence();
                 long inRedis = lease.highestTokenIssued();
                 System.out.println(merchant + ": tokens from " + (lease.tokenIssuer() == null ? "no issuer recorded yet"
-                        : Connections.Tokens.optionOf(lease.tokenIssuer())) + ", highest in Redis " + inRedis + ", highest stored fence "
+                        : TokenIssuer.settingOf(lease.tokenIssuer())) + ", highest in Redis " + inRedis + ", highest stored fence "
                         + highestFence);
                 String problem = problem(lease, highestFence, connections.tokens);
                 if (problem != null) {
@@ -67,16 +67,16 @@ final class TokensCommand implements Callable<Integer> {
             }
             switch (switchTo) {
                 case EPOCHS -> JdbcSequenceTokenSource.epochs(db).raiseAbove(highest >>> 24);
-                case DATABASE -> JdbcSequenceTokenSource.of(db).raiseAbove(highest);
+                case SOURCE -> JdbcSequenceTokenSource.of(db).raiseAbove(highest);
                 case REDIS -> { } // the switch sets the counter itself
             }
             if (!leases.switchTokenIssuer(resource, highest)) {
                 System.err.println("fenced tokens: a worker holds " + resource + "'s lease; nothing switched: try again when it is done");
                 return SettleCommand.LEASE_BUSY;
             }
-            System.out.println(merchant + ": tokens now from " + switchTo.option() + " (before: "
-                    + (before == null ? "none recorded" : Connections.Tokens.optionOf(before)) + "), every one above " + highest
-                    + "; run every worker with --tokens " + switchTo.option());
+            System.out.println(merchant + ": tokens now from " + switchTo.setting() + " (before: "
+                    + (before == null ? "none recorded" : TokenIssuer.settingOf(before)) + "), every one above " + highest
+                    + "; run every worker with --tokens " + switchTo.setting());
             return 0;
         }
     }
@@ -87,19 +87,19 @@ final class TokensCommand implements Callable<Integer> {
      * another issuer before issuers were recorded, or tokens Redis lost): its next token would be
      * refused by those rows and could lose to a stale holder on the others.
      */
-    static String problem(LeaseSnapshot lease, long highestFence, Connections.Tokens configured) {
+    static String problem(LeaseSnapshot lease, long highestFence, TokenIssuer configured) {
         long highestInRedis = lease.highestTokenIssued();
-        if (lease.tokenIssuer() != null && !lease.tokenIssuer().equals(configured.issuer().recorded())) {
-            return "tokens come from " + Connections.Tokens.optionOf(lease.tokenIssuer()) + " (recorded in Redis), not from "
-                    + configured.option() + " as --tokens says: such a worker is refused; switch with 'fenced tokens --merchant "
-                    + Merchants.merchantOf(lease.resource()) + " --switch-to " + configured.option() + "'";
+        if (lease.tokenIssuer() != null && !lease.tokenIssuer().equals(configured.recorded())) {
+            return "tokens come from " + TokenIssuer.settingOf(lease.tokenIssuer()) + " (recorded in Redis), not from "
+                    + configured.setting() + " as --tokens says: such a worker is refused; switch with 'fenced tokens --merchant "
+                    + Merchants.merchantOf(lease.resource()) + " --switch-to " + configured.setting() + "'";
         }
-        boolean redisIssues = lease.tokenIssuer() == null ? configured != Connections.Tokens.DATABASE
+        boolean redisIssues = lease.tokenIssuer() == null ? configured != TokenIssuer.SOURCE
                 : !TokenIssuer.SOURCE.recorded().equals(lease.tokenIssuer());
         if (redisIssues && lease.counter() != null && highestInRedis < highestFence) {
             return "Redis's tokens (highest " + highestInRedis + ") are below the highest stored fence " + highestFence
                     + ": the rows were fenced by another issuer or Redis lost tokens; switch with 'fenced tokens --merchant "
-                    + Merchants.merchantOf(lease.resource()) + " --switch-to " + configured.option() + "'";
+                    + Merchants.merchantOf(lease.resource()) + " --switch-to " + configured.setting() + "'";
         }
         return null;
     }
@@ -108,10 +108,10 @@ final class TokensCommand implements Callable<Integer> {
     static String describe(TokenIssuerMismatchException mismatch) {
         String resource = mismatch.resource();
         String merchant = resource.startsWith("settle:") ? resource.substring("settle:".length()) : resource;
-        String recorded = Connections.Tokens.optionOf(mismatch.recordedIssuer());
+        String recorded = TokenIssuer.settingOf(mismatch.recordedIssuer());
         return "tokens of " + merchant + " come from " + recorded + " (recorded in Redis), this process was started with --tokens "
-                + Connections.Tokens.optionOf(mismatch.thisIssuer()) + "; tokens of different issuers do not order, so it took no lease."
+                + TokenIssuer.settingOf(mismatch.thisIssuer()) + "; tokens of different issuers do not order, so it took no lease."
                 + " Use --tokens " + recorded + ", or switch the merchant with 'fenced tokens --merchant " + merchant + " --switch-to "
-                + Connections.Tokens.optionOf(mismatch.thisIssuer()) + "'";
+                + TokenIssuer.settingOf(mismatch.thisIssuer()) + "'";
     }
 }

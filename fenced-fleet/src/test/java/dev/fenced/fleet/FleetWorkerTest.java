@@ -13,6 +13,7 @@ import dev.fenced.jdbc.FencedRows;
 import dev.fenced.jdbc.JdbcFenceFloor;
 import dev.fenced.jdbc.PostgresDialect;
 import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.redis.TokenPolicy;
 import dev.fenced.settlement.Merchants;
 import dev.fenced.settlement.RefundSchema;
 import dev.fenced.settlement.RefundSeeder;
@@ -53,7 +54,7 @@ class FleetWorkerTest {
         config.setMaximumPoolSize(16);
         db = new HikariDataSource(config);
         RefundSchema.migrate(db);
-        leases = RedisLeaseStore.builder(TestRedis.uri()).fenceFloor(JdbcFenceFloor.of(db, RefundSchema.table(), Merchants::merchantOf)).build();
+        leases = RedisLeaseStore.builder(TestRedis.uri()).tokens(TokenPolicy.redisCounter(JdbcFenceFloor.of(db, RefundSchema.table(), Merchants::merchantOf))).build();
         nats = Broker.connect(TestNats.url(), Duration.ofSeconds(5), "fleet-test");
     }
 

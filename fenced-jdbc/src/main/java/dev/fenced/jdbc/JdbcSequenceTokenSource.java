@@ -40,13 +40,9 @@ public final class JdbcSequenceTokenSource implements TokenSource {
         return new JdbcSequenceTokenSource(dataSource, DEFAULT_SEQUENCE);
     }
 
-    /**
-     * Epochs for Redis-issued tokens ({@code RedisLeaseStore.Builder.tokenEpochs}) from
-     * {@code fence_epoch_seq}: one {@code nextval} per resource when it is first acquired and after
-     * each time Redis may have lost its tokens, never on the usual acquisition.
-     */
-    public static JdbcSequenceTokenSource epochs(DataSource dataSource) {
-        return new JdbcSequenceTokenSource(dataSource, EPOCH_SEQUENCE);
+    /** Epochs for Redis-issued tokens, from {@code fence_epoch_seq}: see {@link JdbcSequenceEpochSource}. */
+    public static JdbcSequenceEpochSource epochs(DataSource dataSource) {
+        return new JdbcSequenceEpochSource(new JdbcSequenceTokenSource(dataSource, EPOCH_SEQUENCE));
     }
 
     /** Tokens from a sequence of your own; it must not cache values per session. */
@@ -56,8 +52,7 @@ public final class JdbcSequenceTokenSource implements TokenSource {
 
     /**
      * Raises the sequence so that every value it issues from now on is above {@code floor}; never
-     * lowers it. For switching a resource to this source (or, for epochs, making the next epoch's
-     * tokens start above a floor: pass {@code floor >>> 24}).
+     * lowers it. For switching a resource to this source.
      */
     public void raiseAbove(long floor) {
         if (floor < 0) {

@@ -10,7 +10,7 @@ import javax.sql.DataSource;
 /**
  * Tokens from a counter table in the database, one row per resource: durable and unique even when
  * Redis loses every key. Plug it into a lease store (e.g. {@code RedisLeaseStore.builder(..)
- * .tokenSource(..)}) so that Redis keeps only the lease.
+ * .tokens(TokenPolicy.durable(..))}) so that Redis keeps only the lease.
  *
  * <p>Each token is one committed statement of its own (auto-commit), so it is never rolled back
  * and never handed out twice. Thread-safe.

@@ -90,9 +90,9 @@ abstract class JdbcSequenceTokenSourceContract extends TokenSourceContract {
         List<Long> epochs = alternating(jdbcUrl(), JdbcSequenceTokenSource.EPOCH_SEQUENCE, 40);
         assertThat(outOfOrder(epochs)).isZero();
         assertThat(epochs.get(0)).isPositive().isLessThan(1L << 39);
-        long epoch = JdbcSequenceTokenSource.epochs(pool).nextToken(freshResource());
+        long epoch = JdbcSequenceTokenSource.epochs(pool).nextEpoch(freshResource());
         long token = JdbcSequenceTokenSource.of(pool).nextToken(freshResource());
-        assertThat(JdbcSequenceTokenSource.epochs(pool).nextToken(freshResource())).as("a token drawn between does not move the epochs")
+        assertThat(JdbcSequenceTokenSource.epochs(pool).nextEpoch(freshResource())).as("a token drawn between does not move the epochs")
                 .isEqualTo(epoch + 1);
         assertThat(token).isPositive();
     }

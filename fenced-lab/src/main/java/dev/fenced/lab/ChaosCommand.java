@@ -7,6 +7,7 @@ import dev.fenced.cli.Connections;
 import dev.fenced.cli.Progress;
 import dev.fenced.cli.ProgressOptions;
 import dev.fenced.fleet.Broker;
+import dev.fenced.redis.TokenIssuer;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import java.nio.file.Path;
@@ -66,7 +67,7 @@ final class ChaosCommand implements Callable<Integer> {
     @Option(names = "--tokens", defaultValue = "epochs", converter = Connections.TokensConverter.class, paramLabel = "epochs|redis|database",
             description = "who issues the workers' tokens (default ${DEFAULT-VALUE}); with redis, a failover to a lagging replica can"
                     + " repeat a token, which the checker counts as a violation: the negative control of epochs")
-    Connections.Tokens tokens;
+    TokenIssuer tokens;
 
     @Option(names = "--nats-url", paramLabel = "URL", defaultValue = "${env:FENCED_NATS_URL}",
             description = "NATS with JetStream for the jobs (env FENCED_NATS_URL; default: a nats-server of the run's own, always with nats-restart)")

@@ -220,7 +220,7 @@ final class ChaosHarness {
         List<GatewayRefund> ledger = gateway.ledger();
         ExactlyOnceChecker.Findings findings = new ExactlyOnceChecker(settings.fencing())
                 .check(deployments, gateway.url(), ledger, history, jobs);
-        return new ChaosReport(settings.seed(), settings.fencing(), settings.tokens().name().toLowerCase(java.util.Locale.ROOT), merchants.size(),
+        return new ChaosReport(settings.seed(), settings.fencing(), settings.tokens().setting(), merchants.size(),
                 findings.refunds(), settings.workers(), settings.concurrency(), settings.gatewayLatency().toMillis(), workers.started(),
                 ledger.size(), settled(db, second), jobs, ChaosReport.faults(settings, injected), ChaosReport.operations(history),
                 findings.checks(), findings.violations(), findings.verdict(), seconds);

@@ -1,6 +1,6 @@
 package dev.fenced.lab;
 
-import dev.fenced.cli.Connections;
+import dev.fenced.redis.TokenIssuer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Set;
@@ -20,7 +20,7 @@ import java.util.Set;
  *     ignored with {@link Fault#NATS_RESTART}, which needs a server the run can restart
  */
 record ChaosSettings(int merchants, int refunds, int workers, int jobs, int concurrency, Duration gatewayLatency, Duration duration,
-                     Duration ttl, long seed, Set<Fault> faults, boolean fencing, Connections.Tokens tokens, Path history,
+                     Duration ttl, long seed, Set<Fault> faults, boolean fencing, TokenIssuer tokens, Path history,
                      String natsUrl) {
 
     /** A job's visibility timeout on the run's stream: one TTL (at least JetStream's 500 ms), as a paused holder's lease lasts. */

@@ -121,7 +121,7 @@ final class ChaosWorkers {
             args.add("--stall-claims-on-cue");
         }
         args.add("--tokens");
-        args.add(settings.tokens().name().toLowerCase(java.util.Locale.ROOT));
+        args.add(settings.tokens().setting());
         return args;
     }
 

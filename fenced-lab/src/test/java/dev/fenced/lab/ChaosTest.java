@@ -2,8 +2,8 @@ package dev.fenced.lab;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.fenced.cli.Connections.Tokens;
 import dev.fenced.cli.Progress;
+import dev.fenced.redis.TokenIssuer;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -24,17 +24,17 @@ import org.junit.jupiter.api.Test;
 class ChaosTest {
     private static final long SEED = 4471;
 
-    private static ChaosReport run(boolean fencing, Tokens tokens, EnumSet<Fault> faults) throws Exception {
+    private static ChaosReport run(boolean fencing, TokenIssuer tokens, EnumSet<Fault> faults) throws Exception {
         return run(SEED, fencing, tokens, faults);
     }
 
     /** 6 merchants x 120 refunds, 3 workers of 3 jobs, 20 s of faults; the broker of FENCED_NATS_URL unless nats-restart needs one of its own. */
-    private static ChaosReport run(long seed, boolean fencing, Tokens tokens, EnumSet<Fault> faults) throws Exception {
+    private static ChaosReport run(long seed, boolean fencing, TokenIssuer tokens, EnumSet<Fault> faults) throws Exception {
         return run(seed, fencing, tokens, faults, new ByteArrayOutputStream());
     }
 
     /** The run, its progress lines (every 2 s, as without a terminal) written to {@code progress}. */
-    private static ChaosReport run(long seed, boolean fencing, Tokens tokens, EnumSet<Fault> faults, ByteArrayOutputStream progress)
+    private static ChaosReport run(long seed, boolean fencing, TokenIssuer tokens, EnumSet<Fault> faults, ByteArrayOutputStream progress)
             throws Exception {
         ChaosSettings settings = new ChaosSettings(6, 120, 3, 3, 1, Duration.ofMillis(80), Duration.ofSeconds(20),
                 Duration.ofSeconds(1), seed, faults, fencing, tokens, null, System.getenv("FENCED_NATS_URL"));
@@ -56,7 +56,7 @@ class ChaosTest {
     @Test
     void withFencingEveryRefundIsCreatedOnceAndSentUnderEveryFault() throws Exception {
         ByteArrayOutputStream progress = new ByteArrayOutputStream();
-        ChaosReport report = run(SEED, true, Tokens.EPOCHS, EnumSet.copyOf(Fault.allOnSentinel()), progress);
+        ChaosReport report = run(SEED, true, TokenIssuer.EPOCHS, EnumSet.copyOf(Fault.allOnSentinel()), progress);
         report.checks().forEach((check, count) -> assertThat(count).as("%s%n%s", check, report.table()).isZero());
         assertThat(report.violations()).as(report.table()).isZero();
         assertThat(report.drained()).isTrue();
@@ -79,7 +79,7 @@ class ChaosTest {
     /** The broker restarted mid-run on its file storage: the workers reconnect, no job is lost, every refund is paid once. */
     @Test
     void databaseIssuedTokensKeepRisingAcrossRedisFailoverAndDataLossAndNoJobIsLostAcrossBrokerRestarts() throws Exception {
-        ChaosReport report = run(true, Tokens.DATABASE, EnumSet.of(Fault.FAILOVER, Fault.LAGGING_FAILOVER, Fault.REDIS_RESTART, Fault.FLUSHALL,
+        ChaosReport report = run(true, TokenIssuer.SOURCE, EnumSet.of(Fault.FAILOVER, Fault.LAGGING_FAILOVER, Fault.REDIS_RESTART, Fault.FLUSHALL,
                 Fault.PAUSE, Fault.NATS_RESTART));
         assertThat(report.violations()).as(report.table()).isZero();
         assertThat(report.tokens()).isEqualTo("database");
@@ -107,7 +107,7 @@ class ChaosTest {
     /** Three seeds of {@code failover} and pauses with token epochs: the failover struck, and no violation on any seed. */
     private static void noViolationOnThreeSeeds(Fault failover) throws Exception {
         for (long seed = SEED; seed < SEED + 3; seed++) {
-            ChaosReport report = run(seed, true, Tokens.EPOCHS, EnumSet.of(failover, Fault.PAUSE));
+            ChaosReport report = run(seed, true, TokenIssuer.EPOCHS, EnumSet.of(failover, Fault.PAUSE));
             assertThat(report.faults().get(failover.label()).count()).as("seed %d%n%s", seed, report.table()).isPositive();
             assertThat(report.violations()).as("seed %d%n%s", seed, report.table()).isZero();
             assertThat(report.drained()).as(report.table()).isTrue();
@@ -124,7 +124,7 @@ class ChaosTest {
     void negativeControl_redisCountersRepeatATokenAfterAFailoverToALaggingReplica() throws Exception {
         ChaosReport report = null;
         for (long seed = SEED; seed < SEED + 3; seed++) {
-            report = run(seed, true, Tokens.REDIS, EnumSet.of(Fault.LAGGING_FAILOVER, Fault.PAUSE));
+            report = run(seed, true, TokenIssuer.REDIS, EnumSet.of(Fault.LAGGING_FAILOVER, Fault.PAUSE));
             if (report.checks().get("grants of a token the merchant was granted before") > 0) {
                 break;
             }
@@ -139,7 +139,7 @@ class ChaosTest {
         // the job over is a matter of timing: up to three seeds, and one of them must show the damage.
         ChaosReport report = null;
         for (long seed = SEED; seed < SEED + 3; seed++) {
-            report = run(seed, false, Tokens.EPOCHS, EnumSet.of(Fault.PAUSE));
+            report = run(seed, false, TokenIssuer.EPOCHS, EnumSet.of(Fault.PAUSE));
             if (report.violations() > 0) {
                 break;
             }

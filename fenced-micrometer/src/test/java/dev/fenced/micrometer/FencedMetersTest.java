@@ -17,6 +17,7 @@ import dev.fenced.jdbc.FencedTransactions;
 import dev.fenced.jdbc.JdbcFenceFloor;
 import dev.fenced.jdbc.StaleTransactionException;
 import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.redis.TokenPolicy;
 import dev.fenced.settlement.Merchants;
 import dev.fenced.settlement.RefundSchema;
 import dev.fenced.settlement.RefundSeeder;
@@ -76,7 +77,7 @@ class FencedMetersTest {
         String resource = Merchants.resource(merchant);
         RefundSeeder.seed(db, merchant, merchant + "_r", 6, new BigDecimal("600.00"), "EUR");
         try (RedisLeaseStore leases = RedisLeaseStore.builder(TestRedis.uri()).observer(meters)
-                .fenceFloor(JdbcFenceFloor.of(db, RefundSchema.table(), Merchants::merchantOf)).build();
+                .tokens(TokenPolicy.redisCounter(JdbcFenceFloor.of(db, RefundSchema.table(), Merchants::merchantOf))).build();
              PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().refuseAbove(new BigDecimal("1000.00")).build())) {
             // Granted, then busy.
             Lease first = leases.tryAcquire(resource, Duration.ofMillis(300)).orElseThrow();

@@ -7,6 +7,7 @@ import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -64,6 +65,20 @@ final class RedisCalls {
         } catch (RedisException e) {
             throw errors.unavailable(e);
         }
+    }
+
+    /** Checks that Redis answers; returns how long the round trip took. */
+    Duration ping() {
+        long started = System.nanoTime();
+        call(redis -> redis.ping());
+        return Duration.ofNanos(System.nanoTime() - started);
+    }
+
+    /** The server's version (INFO server, {@code redis_version}); "unknown" if it says none. */
+    String serverVersion() {
+        String info = call(redis -> redis.info("server"));
+        return info.lines().filter(line -> line.startsWith("redis_version:")).map(line -> line.substring("redis_version:".length()).trim())
+                .findFirst().orElse("unknown");
     }
 
     /** The SHA-1 by which EVALSHA names a script; computed once per script. */

@@ -75,7 +75,7 @@ public final class RedisKeys {
 
     /**
      * The key that holds the epoch of the resource's tokens and the redis-server process it began
-     * on, for stores with {@code tokenEpochs}; never expiring, in the same slot as the others.
+     * on, for stores with {@link TokenPolicy#epochs token epochs}; never expiring, in the same slot as the others.
      *
      * @throws IllegalArgumentException for a resource name {@link LeaseArguments#requireValidResource} refuses
      */
@@ -97,7 +97,7 @@ public final class RedisKeys {
 
     /**
      * The key that holds the ticket a new epoch must be installed with, for stores with
-     * {@code tokenEpochs}: made by the refusal that asks for a new epoch, consumed by the install,
+     * {@link TokenPolicy#epochs token epochs}: made by the refusal that asks for a new epoch, consumed by the install,
      * expiring after a minute; lost with the rest, so that an epoch drawn before a loss is never
      * installed after it.
      *

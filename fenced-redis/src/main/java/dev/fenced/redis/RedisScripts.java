@@ -80,7 +80,7 @@ final class RedisScripts {
 
     /**
      * Lease and token in one round trip, the token in an epoch drawn from a durable source
-     * ({@link RedisLeaseStore.Builder#tokenEpochs}). Tokens are (epoch, counter), the counter in
+     * ({@link TokenPolicy#epochs}). Tokens are (epoch, counter), the counter in
      * the low 24 bits, so every token of a new epoch is above every token of an older one.
      *
      * <p>The epoch key holds "epoch:server", the server being the run_id of the redis-server

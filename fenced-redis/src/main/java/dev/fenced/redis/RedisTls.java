@@ -5,6 +5,7 @@ import io.lettuce.core.SslVerifyMode;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * TLS settings for a store on a {@code rediss://} URL: the certificates to trust (PEM), this
@@ -39,6 +40,35 @@ public final class RedisTls {
 
     public static Builder builder() {
         return new Builder();
+    }
+
+    /**
+     * The settings as a deployment gives them (a command line's options, a configuration's
+     * properties), any of them absent: empty when none differs from the defaults (the JVM's trust
+     * store, full verification), so that a plain {@code redis://} URL needs none.
+     *
+     * @param certificateSetting the name of the client certificate's setting, and {@code keySetting}
+     *     of its key's, for the message when one is given without the other
+     * @throws IllegalArgumentException for a certificate without its key or a key without its
+     *     certificate, or a file that does not exist or cannot be read
+     */
+    public static Optional<RedisTls> fromSettings(Path trustedCertificates, Path certificateChain, Path privateKey, Verify verify,
+                                                  String certificateSetting, String keySetting) {
+        Objects.requireNonNull(verify, "verify");
+        if (trustedCertificates == null && certificateChain == null && privateKey == null && verify == Verify.FULL) {
+            return Optional.empty();
+        }
+        if ((certificateChain == null) != (privateKey == null)) {
+            throw new IllegalArgumentException(certificateSetting + " and " + keySetting + " go together");
+        }
+        Builder tls = builder().verify(verify);
+        if (trustedCertificates != null) {
+            tls.trustedCertificates(trustedCertificates);
+        }
+        if (certificateChain != null) {
+            tls.clientCertificate(certificateChain, privateKey);
+        }
+        return Optional.of(tls.build());
     }
 
     public Verify verify() {

@@ -67,7 +67,7 @@ class RedisClusterTest extends RedisStoreContract {
         dev.fenced.jdbc.FencedSchema.migrate(db);
         // Beside it, a store with token epochs on the same slot (another key prefix, the same hash tag).
         try (RedisLeaseStore epochs = RedisLeaseStore.builder(cluster.uri()).commandTimeout(Duration.ofSeconds(2)).keyPrefix("epochs:")
-                .tokenEpochs(dev.fenced.jdbc.JdbcSequenceTokenSource.epochs(db)).build()) {
+                .tokens(TokenPolicy.epochs(dev.fenced.jdbc.JdbcSequenceTokenSource.epochs(db))).build()) {
             long before = Failovers.tokenOnce(store, resource);
             long epochBefore = Failovers.tokenOnce(epochs, resource);
             int slot = SlotHash.getSlot(store.keys().lockKey(resource));

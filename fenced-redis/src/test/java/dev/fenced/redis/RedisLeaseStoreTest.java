@@ -198,8 +198,9 @@ class RedisLeaseStoreTest extends LeaseStoreContract {
     void aFlushedCounterIsReseededAboveTheFloor() {
         String resource = freshResource();
         AtomicLong highestStored = new AtomicLong();
-        try (RedisLeaseStore floored = RedisLeaseStore.builder(TestRedis.uri()).fenceFloor(r -> highestStored.get()).build();
-             RedisLeaseStore freshProcess = RedisLeaseStore.builder(TestRedis.uri()).fenceFloor(r -> highestStored.get()).build()) {
+        TokenPolicy floor = TokenPolicy.redisCounter(r -> highestStored.get());
+        try (RedisLeaseStore floored = RedisLeaseStore.builder(TestRedis.uri()).tokens(floor).build();
+             RedisLeaseStore freshProcess = RedisLeaseStore.builder(TestRedis.uri()).tokens(floor).build()) {
             long last = 0;
             for (int i = 0; i < 50; i++) {
                 Lease lease = floored.tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow();
@@ -213,7 +214,8 @@ class RedisLeaseStoreTest extends LeaseStoreContract {
             afterLoss.release();
 
             floored.forget(resource); // only this test's keys: the server may be shared
-            try (RedisLeaseStore noMargin = RedisLeaseStore.builder(TestRedis.uri()).fenceFloor(r -> highestStored.get()).reseedMargin(0).build()) {
+            TokenPolicy noMarginFloor = TokenPolicy.redisCounter(r -> highestStored.get(), 0);
+            try (RedisLeaseStore noMargin = RedisLeaseStore.builder(TestRedis.uri()).tokens(noMarginFloor).build()) {
                 Lease exact = noMargin.tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow();
                 assertThat(exact.token()).as("without a margin the counter restarts just above the floor").isEqualTo(highestStored.get() + 1);
                 exact.release();
@@ -331,7 +333,7 @@ class RedisLeaseStoreTest extends LeaseStoreContract {
         String resource = freshResource();
         AtomicLong highestStored = new AtomicLong();
         try (EmbeddedRedis redis = EmbeddedRedis.start();
-             RedisLeaseStore floored = RedisLeaseStore.builder(redis.uri()).fenceFloor(r -> highestStored.get()).build();
+             RedisLeaseStore floored = RedisLeaseStore.builder(redis.uri()).tokens(TokenPolicy.redisCounter(r -> highestStored.get())).build();
              RedisLeaseStore unfloored = RedisLeaseStore.builder(redis.uri()).build()) {
             long last = 0;
             for (int i = 0; i < 20; i++) {
@@ -385,8 +387,8 @@ class RedisLeaseStoreTest extends LeaseStoreContract {
         String resource = freshResource();
         String control = freshResource();
         try (RedisLeaseStore unfloored = RedisLeaseStore.builder(TestRedis.uri()).build();
-             RedisLeaseStore floored = RedisLeaseStore.builder(TestRedis.uri()).fenceFloor(r -> 5).build();
-             RedisLeaseStore flooredControl = RedisLeaseStore.builder(TestRedis.uri()).fenceFloor(r -> 5).build()) {
+             RedisLeaseStore floored = RedisLeaseStore.builder(TestRedis.uri()).tokens(TokenPolicy.redisCounter(r -> 5)).build();
+             RedisLeaseStore flooredControl = RedisLeaseStore.builder(TestRedis.uri()).tokens(TokenPolicy.redisCounter(r -> 5)).build()) {
             for (String r : List.of(resource, control)) {
                 for (long expected = 1; expected <= 5; expected++) {
                     Lease lease = unfloored.tryAcquire(r, Duration.ofSeconds(10)).orElseThrow();

@@ -27,7 +27,7 @@ class RedisLeaseStoreWithEpochsTest extends RedisStoreContract {
         db = new HikariDataSource(config);
         FencedSchema.migrate(db);
         store = RedisLeaseStore.builder(TestRedis.uri()).commandTimeout(Duration.ofSeconds(2))
-                .tokenEpochs(JdbcSequenceTokenSource.epochs(db)).build();
+                .tokens(TokenPolicy.epochs(JdbcSequenceTokenSource.epochs(db))).build();
     }
 
     @AfterAll

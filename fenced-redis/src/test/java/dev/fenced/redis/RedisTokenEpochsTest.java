@@ -3,9 +3,9 @@ package dev.fenced.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.fenced.EpochSource;
 import dev.fenced.Lease;
 import dev.fenced.StoreUnavailableException;
-import dev.fenced.TokenSource;
 import dev.fenced.embedded.EmbeddedRedis;
 import dev.fenced.embedded.EmbeddedRedisFailoverGroup;
 import dev.fenced.jdbc.FencedSchema;
@@ -42,13 +42,13 @@ class RedisTokenEpochsTest {
         return "epoch-" + UUID.randomUUID();
     }
 
-    private static TokenSource epochs() {
+    private static EpochSource epochs() {
         return JdbcSequenceTokenSource.epochs(db);
     }
 
     private static RedisLeaseStore store(String uri, boolean withEpochs) {
         RedisLeaseStore.Builder builder = RedisLeaseStore.builder(uri).commandTimeout(Duration.ofSeconds(2));
-        return (withEpochs ? builder.tokenEpochs(epochs()) : builder).build();
+        return (withEpochs ? builder.tokens(TokenPolicy.epochs(epochs())) : builder).build();
     }
 
     /** Five leases taken and released; their tokens, rising. */
@@ -108,8 +108,8 @@ class RedisTokenEpochsTest {
                 java.util.concurrent.CountDownLatch drawn = new java.util.concurrent.CountDownLatch(1);
                 java.util.concurrent.CountDownLatch resume = new java.util.concurrent.CountDownLatch(1);
                 java.util.concurrent.atomic.AtomicBoolean first = new java.util.concurrent.atomic.AtomicBoolean(true);
-                TokenSource stalling = r -> {
-                    long epoch = epochs().nextToken(r);
+                EpochSource stalling = r -> {
+                    long epoch = epochs().nextEpoch(r);
                     if (first.getAndSet(false)) {
                         drawn.countDown();
                         try { // A stalls between its draw and its install, as a paused process would
@@ -120,7 +120,7 @@ class RedisTokenEpochsTest {
                     }
                     return epoch;
                 };
-                try (RedisLeaseStore a = RedisLeaseStore.builder(redis.uri()).tokenEpochs(stalling).build();
+                try (RedisLeaseStore a = RedisLeaseStore.builder(redis.uri()).tokens(TokenPolicy.epochs(stalling)).build();
                      RedisLeaseStore b = store(redis.uri(), true)) {
                     var staleA = java.util.concurrent.CompletableFuture.supplyAsync(() -> Failovers.tokenOnce(a, resource));
                     assertThat(drawn.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
@@ -212,10 +212,14 @@ class RedisTokenEpochsTest {
         }
     }
 
+    /** Epochs, a floor and a token source are one choice each (one TokenPolicy): a second choice is refused, not merged. */
     @Test
     void epochsReplaceTheFloorAndATokenSource() {
-        RedisLeaseStore.Builder builder = RedisLeaseStore.builder("redis://127.0.0.1:1").tokenEpochs(epochs()).fenceFloor(resource -> 0);
-        assertThatThrownBy(builder::build).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("token epochs replace");
+        RedisLeaseStore.Builder builder = RedisLeaseStore.builder("redis://127.0.0.1:1").tokens(TokenPolicy.epochs(epochs()));
+        assertThatThrownBy(() -> builder.tokens(TokenPolicy.redisCounter(resource -> 0))).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("one token policy");
+        assertThatThrownBy(() -> builder.tokens(TokenPolicy.durable(resource -> 1))).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("one token policy");
     }
 
 }

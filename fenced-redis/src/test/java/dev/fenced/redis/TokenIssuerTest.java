@@ -38,8 +38,8 @@ class TokenIssuerTest {
         RedisLeaseStore.Builder builder = RedisLeaseStore.builder(TestRedis.uri());
         return switch (issuer) {
             case REDIS -> builder.build();
-            case EPOCHS -> builder.tokenEpochs(JdbcSequenceTokenSource.epochs(db)).build();
-            case SOURCE -> builder.tokenSource(JdbcSequenceTokenSource.of(db)).build();
+            case EPOCHS -> builder.tokens(TokenPolicy.epochs(JdbcSequenceTokenSource.epochs(db))).build();
+            case SOURCE -> builder.tokens(TokenPolicy.durable(JdbcSequenceTokenSource.of(db))).build();
         };
     }
 

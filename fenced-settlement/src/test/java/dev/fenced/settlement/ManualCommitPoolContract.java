@@ -11,6 +11,7 @@ import dev.fenced.gateway.PaymentGateway;
 import dev.fenced.jdbc.FencedRows;
 import dev.fenced.jdbc.JdbcFenceFloor;
 import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.redis.TokenPolicy;
 import dev.fenced.settlement.SettlementOutcome.Result;
 import dev.fenced.testing.OneConnectionPool;
 import dev.fenced.testing.TestRedis;
@@ -54,7 +55,7 @@ abstract class ManualCommitPoolContract {
         RefundSchema.migrate(db);
         JournalSchema.migrate(db);
         leases = RedisLeaseStore.builder(TestRedis.uri())
-                .fenceFloor(JdbcFenceFloor.of(db, RefundSchema.table(), Merchants::merchantOf)).build();
+                .tokens(TokenPolicy.redisCounter(JdbcFenceFloor.of(db, RefundSchema.table(), Merchants::merchantOf))).build();
     }
 
     @AfterAll

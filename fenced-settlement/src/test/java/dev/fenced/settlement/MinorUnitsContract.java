@@ -12,6 +12,7 @@ import dev.fenced.gateway.PaymentGateway;
 import dev.fenced.gateway.RefundGateway;
 import dev.fenced.jdbc.JdbcFenceFloor;
 import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.redis.TokenPolicy;
 import dev.fenced.settlement.SettlementOutcome.Result;
 import dev.fenced.testing.TestRedis;
 import java.math.BigDecimal;
@@ -53,7 +54,7 @@ abstract class MinorUnitsContract {
         RefundSchema.migrate(db);
         JournalSchema.migrate(db);
         leases = RedisLeaseStore.builder(TestRedis.uri())
-                .fenceFloor(JdbcFenceFloor.of(db, RefundSchema.table(), Merchants::merchantOf)).build();
+                .tokens(TokenPolicy.redisCounter(JdbcFenceFloor.of(db, RefundSchema.table(), Merchants::merchantOf))).build();
     }
 
     @AfterAll

@@ -11,6 +11,7 @@ import dev.fenced.jdbc.FencedSchema;
 import dev.fenced.jdbc.JdbcFenceFloor;
 import dev.fenced.jdbc.JdbcSequenceTokenSource;
 import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.redis.TokenPolicy;
 import dev.fenced.testing.TestDatabases;
 import dev.fenced.testing.TestRedis;
 import io.lettuce.core.RedisClient;
@@ -43,11 +44,11 @@ class MixedTokenIssuersTest {
     }
 
     private static RedisLeaseStore epochs() {
-        return RedisLeaseStore.builder(TestRedis.uri()).tokenEpochs(JdbcSequenceTokenSource.epochs(db)).build();
+        return RedisLeaseStore.builder(TestRedis.uri()).tokens(TokenPolicy.epochs(JdbcSequenceTokenSource.epochs(db))).build();
     }
 
     private static RedisLeaseStore plainCounter() {
-        return RedisLeaseStore.builder(TestRedis.uri()).fenceFloor(JdbcFenceFloor.of(db, RefundSchema.table(), Merchants::merchantOf))
+        return RedisLeaseStore.builder(TestRedis.uri()).tokens(TokenPolicy.redisCounter(JdbcFenceFloor.of(db, RefundSchema.table(), Merchants::merchantOf)))
                 .build();
     }
 

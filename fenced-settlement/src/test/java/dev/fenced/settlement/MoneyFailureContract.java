@@ -17,6 +17,7 @@ import dev.fenced.jdbc.FencedRows;
 import dev.fenced.jdbc.FencedSchema;
 import dev.fenced.jdbc.JdbcFenceFloor;
 import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.redis.TokenPolicy;
 import dev.fenced.settlement.Reconciliation.Kind;
 import dev.fenced.settlement.SettlementOutcome.Result;
 import dev.fenced.testing.TestRedis;
@@ -69,7 +70,7 @@ abstract class MoneyFailureContract {
         db = pool(jdbcUrl());
         RefundSchema.migrate(db);
         leases = RedisLeaseStore.builder(TestRedis.uri())
-                .fenceFloor(JdbcFenceFloor.of(db, RefundSchema.table(), Merchants::merchantOf))
+                .tokens(TokenPolicy.redisCounter(JdbcFenceFloor.of(db, RefundSchema.table(), Merchants::merchantOf)))
                 .build();
     }
 
@@ -336,7 +337,7 @@ abstract class MoneyFailureContract {
             }
             try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build());
                  RedisLeaseStore upgradedLeases = RedisLeaseStore.builder(TestRedis.uri())
-                         .fenceFloor(JdbcFenceFloor.of(old, RefundSchema.table(), Merchants::merchantOf)).build()) {
+                         .tokens(TokenPolicy.redisCounter(JdbcFenceFloor.of(old, RefundSchema.table(), Merchants::merchantOf))).build()) {
                 // The old version called the gateway under the refund id, then stopped before its confirm.
                 GatewayClient.of(gateway.url(), Duration.ofSeconds(5)).createRefund(id, id, merchant, new BigDecimal("70.25"), "EUR");
                 RefundSchema.migrate(old);
@@ -515,7 +516,7 @@ abstract class MoneyFailureContract {
             throw e;
         }
         return new Scratch(name, scratch, RedisLeaseStore.builder(TestRedis.uri())
-                .fenceFloor(JdbcFenceFloor.of(scratch, RefundSchema.table(), Merchants::merchantOf)).build());
+                .tokens(TokenPolicy.redisCounter(JdbcFenceFloor.of(scratch, RefundSchema.table(), Merchants::merchantOf))).build());
     }
 
     private final class Scratch implements AutoCloseable {

@@ -9,6 +9,7 @@ import dev.fenced.gateway.GatewayConfig;
 import dev.fenced.gateway.PaymentGateway;
 import dev.fenced.jdbc.JdbcFenceFloor;
 import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.redis.TokenPolicy;
 import dev.fenced.settlement.SettlementOutcome.Result;
 import dev.fenced.testing.TestDatabases;
 import dev.fenced.testing.TestRedis;
@@ -43,7 +44,7 @@ class SettlementJournalTest {
         RefundSchema.migrate(db);
         journalDb = pool(TestDatabases.journalUrl());
         JournalSchema.migrate(journalDb);
-        leases = RedisLeaseStore.builder(TestRedis.uri()).fenceFloor(JdbcFenceFloor.of(db, RefundSchema.table(), Merchants::merchantOf)).build();
+        leases = RedisLeaseStore.builder(TestRedis.uri()).tokens(TokenPolicy.redisCounter(JdbcFenceFloor.of(db, RefundSchema.table(), Merchants::merchantOf))).build();
     }
 
     @AfterAll

@@ -12,6 +12,7 @@ import dev.fenced.gateway.PaymentGateway;
 import dev.fenced.jdbc.FencedRows;
 import dev.fenced.jdbc.JdbcFenceFloor;
 import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.redis.TokenPolicy;
 import dev.fenced.settlement.SettlementOutcome.Result;
 import dev.fenced.testing.TestDatabases;
 import dev.fenced.testing.TestRedis;
@@ -42,7 +43,7 @@ class SettlementWorkerTest {
         db = new HikariDataSource(config);
         RefundSchema.migrate(db);
         leases = RedisLeaseStore.builder(TestRedis.uri())
-                .fenceFloor(JdbcFenceFloor.of(db, RefundSchema.table(), Merchants::merchantOf))
+                .tokens(TokenPolicy.redisCounter(JdbcFenceFloor.of(db, RefundSchema.table(), Merchants::merchantOf)))
                 .build();
     }
 

@@ -13,6 +13,7 @@ import dev.fenced.gateway.PaymentGateway;
 import dev.fenced.jdbc.FencedRows;
 import dev.fenced.jdbc.JdbcFenceFloor;
 import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.redis.TokenPolicy;
 import dev.fenced.settlement.Merchants;
 import dev.fenced.settlement.RefundSchema;
 import dev.fenced.settlement.RefundSeeder;
@@ -60,7 +61,7 @@ class QuickStartTest {
         String resource = Merchants.resource(merchant);            // "settle:m_4471"
         FencedRows refunds = FencedRows.of(RefundSchema.table());
         try (RedisLeaseStore leases = RedisLeaseStore.builder(redisUrl)
-                .fenceFloor(JdbcFenceFloor.of(db, RefundSchema.table(), Merchants::merchantOf))  // reseeds a lost counter
+                .tokens(TokenPolicy.redisCounter(JdbcFenceFloor.of(db, RefundSchema.table(), Merchants::merchantOf)))  // reseeds a lost counter
                 .build()) {
             Optional<Lease> maybe = leases.tryAcquire(resource, Duration.ofSeconds(30));
             if (maybe.isEmpty()) {

@@ -1,5 +1,6 @@
 package dev.fenced.spring.boot;
 
+import dev.fenced.EpochSource;
 import dev.fenced.FenceFloor;
 import dev.fenced.FencedExecutor;
 import dev.fenced.FencedObserver;
@@ -35,7 +36,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 
 /**
  * Wires fencing into a Spring Boot application: a {@link RedisLeaseStore} on {@code fenced.redis.url}
- * or on the application's Spring Data Redis Lettuce client, a database {@link TokenSource} and a
+ * or on the application's Spring Data Redis Lettuce client, a database {@link TokenSource} or {@link EpochSource} and a
  * {@link FenceFloor} when configured, {@link FencedTransactions}, {@link SpringFencedTransactions}
  * and {@link FencedRows} (with {@link SpringFencedRows} for writes inside Spring transactions) on the
  * application's {@link DataSource}, a {@link FencedExecutor}, meters
@@ -73,12 +74,12 @@ public class FencedAutoConfiguration {
         return JdbcSequenceTokenSource.of(dataSource);
     }
 
-    /** Under {@code fenced.tokens=epochs} the token source bean gives epochs, not tokens: see {@link FencedProperties.Tokens#EPOCHS}. */
+    /** The epochs of {@code fenced.tokens=epochs}: Redis issues the tokens, in epochs from {@code fence_epoch_seq}. */
     @Bean
     @ConditionalOnBean(DataSource.class)
-    @ConditionalOnMissingBean(TokenSource.class)
+    @ConditionalOnMissingBean(EpochSource.class)
     @ConditionalOnProperty(name = "fenced.tokens", havingValue = "epochs")
-    public TokenSource fencedTokenEpochs(DataSource dataSource) {
+    public EpochSource fencedTokenEpochs(DataSource dataSource) {
         return JdbcSequenceTokenSource.epochs(dataSource);
     }
 
@@ -144,24 +145,14 @@ public class FencedAutoConfiguration {
         @Bean(destroyMethod = "close")
         @ConditionalOnMissingBean(LeaseStore.class)
         RedisLeaseStore fencedLeaseStore(FencedProperties properties, ObjectProvider<FenceFloor> floor,
-                                         ObjectProvider<TokenSource> tokens, ObjectProvider<FencedObserver> observer) {
+                                         ObjectProvider<TokenSource> tokens, ObjectProvider<EpochSource> epochs,
+                                         ObjectProvider<FencedObserver> observer) {
             RedisLeaseStore.Builder builder = RedisLeaseStore.builder(properties.getRedis().getUrl())
                     .commandTimeout(properties.getRedis().getCommandTimeout());
             FencedProperties.Tls tls = properties.getRedis().getTls();
-            if (tls.getCaFile() != null || tls.getCertFile() != null || tls.getVerify() != RedisTls.Verify.FULL) {
-                RedisTls.Builder settings = RedisTls.builder().verify(tls.getVerify());
-                if (tls.getCaFile() != null) {
-                    settings.trustedCertificates(tls.getCaFile());
-                }
-                if ((tls.getCertFile() == null) != (tls.getKeyFile() == null)) {
-                    throw new IllegalStateException("fenced.redis.tls.cert-file and fenced.redis.tls.key-file go together");
-                }
-                if (tls.getCertFile() != null) {
-                    settings.clientCertificate(tls.getCertFile(), tls.getKeyFile());
-                }
-                builder.tls(settings.build());
-            }
-            return LeaseStores.configure(builder, properties, floor, tokens, observer).build();
+            RedisTls.fromSettings(tls.getCaFile(), tls.getCertFile(), tls.getKeyFile(), tls.getVerify(), "fenced.redis.tls.cert-file",
+                    "fenced.redis.tls.key-file").ifPresent(builder::tls);
+            return LeaseStores.configure(builder, properties, floor, tokens, epochs, observer).build();
         }
     }
 
@@ -175,7 +166,7 @@ public class FencedAutoConfiguration {
         @ConditionalOnMissingBean(LeaseStore.class)
         RedisLeaseStore fencedLeaseStore(LettuceConnectionFactory factory, FencedProperties properties,
                                          ObjectProvider<FenceFloor> floor, ObjectProvider<TokenSource> tokens,
-                                         ObjectProvider<FencedObserver> observer) {
+                                         ObjectProvider<EpochSource> epochs, ObjectProvider<FencedObserver> observer) {
             AbstractRedisClient client = factory.getNativeClient();
             RedisLeaseStore.Builder builder;
             if (client instanceof RedisClusterClient cluster) {
@@ -186,7 +177,7 @@ public class FencedAutoConfiguration {
                 throw new IllegalStateException("fenced: the application's Redis client is a " + client.getClass().getSimpleName()
                         + "; set fenced.redis.url");
             }
-            return LeaseStores.configure(builder, properties, floor, tokens, observer).build();
+            return LeaseStores.configure(builder, properties, floor, tokens, epochs, observer).build();
         }
     }
 

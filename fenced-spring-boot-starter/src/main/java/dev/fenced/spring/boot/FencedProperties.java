@@ -16,8 +16,13 @@ public class FencedProperties {
     private final Floor floor = new Floor();
     private final Rows rows = new Rows();
     private final Schema schema = new Schema();
-    /** Where fencing tokens come from: the Redis counter beside the lease, the same in epochs from the database, or a database sequence. */
-    private Tokens tokens = Tokens.REDIS;
+    /**
+     * Where fencing tokens come from: redis (the Redis counter, taken with the lease in one script;
+     * reseeded from fenced.floor.* when Redis loses it), epochs (the Redis counter in epochs drawn
+     * from the database sequence fence_epoch_seq: tokens that never repeat or go back whatever Redis
+     * loses; not with fenced.floor.*) or database (the sequence fence_token_seq; Redis keeps only the lease).
+     */
+    private String tokens = "redis";
 
     public Redis getRedis() {
         return redis;
@@ -39,26 +44,12 @@ public class FencedProperties {
         return schema;
     }
 
-    public Tokens getTokens() {
+    public String getTokens() {
         return tokens;
     }
 
-    public void setTokens(Tokens tokens) {
+    public void setTokens(String tokens) {
         this.tokens = tokens;
-    }
-
-    /** Where fencing tokens come from. */
-    public enum Tokens {
-        /** The Redis counter, taken with the lease in one script; reseeded from {@code fenced.floor.*} when Redis loses it. */
-        REDIS,
-        /**
-         * The Redis counter in epochs drawn from the database sequence {@code fence_epoch_seq}: one round
-         * trip to Redis per acquisition, and tokens that never repeat or go back whatever Redis loses
-         * (a restart, a flush, a failover to a lagging replica). Not with {@code fenced.floor.*}.
-         */
-        EPOCHS,
-        /** One database sequence ({@code fence_token_seq}): tokens survive anything Redis loses; Redis keeps only the lease. */
-        DATABASE
     }
 
     /** The Redis the leases live in. */

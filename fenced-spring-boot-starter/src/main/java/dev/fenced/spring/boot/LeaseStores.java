@@ -1,9 +1,11 @@
 package dev.fenced.spring.boot;
 
+import dev.fenced.EpochSource;
 import dev.fenced.FenceFloor;
 import dev.fenced.FencedObserver;
 import dev.fenced.TokenSource;
 import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.redis.TokenIssuer;
 import org.springframework.beans.factory.ObjectProvider;
 
 /** The settings every Redis lease store takes, whichever connection it runs on. */
@@ -13,7 +15,7 @@ final class LeaseStores {
 
     static RedisLeaseStore.Builder configure(RedisLeaseStore.Builder builder, FencedProperties properties,
                                              ObjectProvider<FenceFloor> floor, ObjectProvider<TokenSource> tokens,
-                                             ObjectProvider<FencedObserver> observer) {
+                                             ObjectProvider<EpochSource> epochs, ObjectProvider<FencedObserver> observer) {
         FencedProperties.Redis redis = properties.getRedis();
         if (redis.getKeyPrefix() != null) {
             builder.keyPrefix(redis.getKeyPrefix());
@@ -21,25 +23,28 @@ final class LeaseStores {
         if (redis.getOwnerLabel() != null) {
             builder.ownerLabel(redis.getOwnerLabel());
         }
-        FencedProperties.Tokens from = properties.getTokens();
-        if (from == FencedProperties.Tokens.REDIS) {
-            floor.ifAvailable(builder::fenceFloor);
-            return builder.observer(observer.getIfAvailable(() -> FencedObserver.NONE));
+        TokenIssuer issuer = issuer(properties);
+        if (issuer == TokenIssuer.EPOCHS && floor.getIfAvailable() != null) {
+            throw new IllegalStateException("fenced.tokens=epochs replaces the fence floor: remove fenced.floor.* (or the FenceFloor bean)");
         }
-        TokenSource source = tokens.getIfAvailable();
-        String name = from.name().toLowerCase(java.util.Locale.ROOT);
-        if (source == null) {
-            throw new IllegalStateException("fenced.tokens=" + name + " needs a DataSource (or a TokenSource bean)");
-        }
-        if (from == FencedProperties.Tokens.EPOCHS) {
-            if (floor.getIfAvailable() != null) {
-                throw new IllegalStateException("fenced.tokens=epochs replaces the fence floor: remove fenced.floor.* (or the FenceFloor bean)");
-            }
-            builder.tokenEpochs(source);
-        } else {
-            floor.ifAvailable(builder::fenceFloor);
-            builder.tokenSource(source);
-        }
+        builder.tokens(issuer.policy(floor::getIfAvailable, () -> required(epochs, issuer), () -> required(tokens, issuer)));
         return builder.observer(observer.getIfAvailable(() -> FencedObserver.NONE));
+    }
+
+    private static TokenIssuer issuer(FencedProperties properties) {
+        try {
+            return TokenIssuer.ofSetting(properties.getTokens());
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("fenced.tokens " + e.getMessage(), e);
+        }
+    }
+
+    private static <T> T required(ObjectProvider<T> source, TokenIssuer issuer) {
+        T found = source.getIfAvailable();
+        if (found == null) {
+            throw new IllegalStateException("fenced.tokens=" + issuer.setting() + " needs a DataSource (or a "
+                    + (issuer == TokenIssuer.EPOCHS ? "EpochSource" : "TokenSource") + " bean)");
+        }
+        return found;
     }
 }
