@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fenced.LeaseStore;
 import dev.fenced.testing.LeaseStoreContract;
-import dev.fenced.testing.TestRedis;
+import dev.fenced.testing.servers.TestRedis;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;

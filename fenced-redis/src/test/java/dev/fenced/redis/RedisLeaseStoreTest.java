@@ -13,7 +13,7 @@ import dev.fenced.StoreAuthenticationException;
 import dev.fenced.StoreUnavailableException;
 import dev.fenced.embedded.EmbeddedRedis;
 import dev.fenced.testing.LeaseStoreContract;
-import dev.fenced.testing.TestRedis;
+import dev.fenced.testing.servers.TestRedis;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.event.command.CommandListener;

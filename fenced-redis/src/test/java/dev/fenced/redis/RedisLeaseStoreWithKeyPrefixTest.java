@@ -2,7 +2,7 @@ package dev.fenced.redis;
 
 import dev.fenced.LeaseStore;
 import dev.fenced.testing.LeaseStoreContract;
-import dev.fenced.testing.TestRedis;
+import dev.fenced.testing.servers.TestRedis;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import org.junit.jupiter.api.AfterAll;

@@ -10,7 +10,7 @@ import dev.fenced.embedded.EmbeddedRedis;
 import dev.fenced.embedded.EmbeddedRedisFailoverGroup;
 import dev.fenced.jdbc.FencedSchema;
 import dev.fenced.jdbc.JdbcSequenceTokenSource;
-import dev.fenced.testing.TestDatabases;
+import dev.fenced.testing.servers.TestDatabases;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import java.time.Duration;

@@ -13,7 +13,7 @@ import dev.fenced.gateway.RefundGateway;
 import dev.fenced.jdbc.JdbcFenceFloor;
 import dev.fenced.redis.RedisLeaseStore;
 import dev.fenced.settlement.SettlementOutcome.Result;
-import dev.fenced.testing.TestRedis;
+import dev.fenced.testing.servers.TestRedis;
 import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.DriverManager;

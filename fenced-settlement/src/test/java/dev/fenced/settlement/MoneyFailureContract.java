@@ -19,7 +19,7 @@ import dev.fenced.jdbc.JdbcFenceFloor;
 import dev.fenced.redis.RedisLeaseStore;
 import dev.fenced.settlement.Reconciliation.Kind;
 import dev.fenced.settlement.SettlementOutcome.Result;
-import dev.fenced.testing.TestRedis;
+import dev.fenced.testing.servers.TestRedis;
 import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
