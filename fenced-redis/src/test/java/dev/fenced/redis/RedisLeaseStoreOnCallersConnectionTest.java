@@ -46,6 +46,11 @@ class RedisLeaseStoreOnCallersConnectionTest extends LeaseStoreContract {
         connection.sync().del(store.keys().lockKey(resource));
     }
 
+    @Override
+    protected Duration timeLeft(String resource) {
+        return store.inspect(resource).timeLeft();
+    }
+
     @Test
     void closingTheStoreLeavesTheCallersConnectionOpen() {
         RedisLeaseStore.builder(connection).build().close();
