@@ -1,6 +1,7 @@
 package dev.fenced;
 
 import java.lang.System.Logger.Level;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
@@ -32,6 +33,8 @@ public final class FencedExecutor {
     private final Duration ttl;
     private final double renewalFraction;
     private final ScheduledExecutorService scheduler;
+    /** Null: the watchdog measures the TTL since the last renewal on the monotonic clock. */
+    private final Clock clock;
     private final FencedObserver observer;
 
     private FencedExecutor(Builder b) {
@@ -39,6 +42,7 @@ public final class FencedExecutor {
         this.ttl = b.ttl;
         this.renewalFraction = b.renewalFraction;
         this.scheduler = b.scheduler;
+        this.clock = b.clock;
         this.observer = b.observer;
     }
 
@@ -128,8 +132,7 @@ public final class FencedExecutor {
         }
         Lease lease = granted.get();
         AtomicBoolean lost = new AtomicBoolean();
-        LeaseWatchdog watchdog = renewalFraction == 0 ? null
-                : LeaseWatchdog.start(lease, ttl, renewalFraction, (l, cause) -> lost.set(true), scheduler);
+        LeaseWatchdog watchdog = renewalFraction == 0 ? null : startWatchdog(lease, (l, cause) -> lost.set(true));
         boolean interrupted = false;
         try {
             T result = task.run(lease);
@@ -158,6 +161,12 @@ public final class FencedExecutor {
                 Thread.currentThread().interrupt();
             }
         }
+    }
+
+    private LeaseWatchdog startWatchdog(Lease lease, LeaseLostListener listener) {
+        return clock == null
+                ? LeaseWatchdog.start(lease, ttl, renewalFraction, listener, scheduler)
+                : LeaseWatchdog.start(lease, ttl, renewalFraction, listener, scheduler, clock);
     }
 
     private void raiseCounter(String resource, FenceViolation violation) {
@@ -203,6 +212,7 @@ public final class FencedExecutor {
         private Duration ttl = Duration.ofSeconds(30);
         private double renewalFraction = 1.0 / 3;
         private ScheduledExecutorService scheduler = LeaseWatchdog.sharedScheduler();
+        private Clock clock;
         private FencedObserver observer = FencedObserver.NONE;
 
         private Builder(LeaseStore store) {
@@ -227,6 +237,16 @@ public final class FencedExecutor {
         /** Where renewals run; the process's shared watchdog threads by default. Never shut down by the executor. */
         public Builder scheduler(ScheduledExecutorService scheduler) {
             this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
+            return this;
+        }
+
+        /**
+         * The clock by which the renewals' watchdog tells that the TTL since the last renewal has run
+         * out; the monotonic clock by default. For tests that move time together with a manual
+         * {@link #scheduler}.
+         */
+        public Builder clock(Clock clock) {
+            this.clock = Objects.requireNonNull(clock, "clock");
             return this;
         }
 

@@ -57,6 +57,12 @@ public final class InMemoryLeaseStore implements LeaseStore {
         holders.remove(resource);
     }
 
+    /** The time the live lease on {@code resource} has left by the store's clock, zero when none is live: for tests. */
+    public synchronized Duration timeLeft(String resource) {
+        Holder holder = live(resource);
+        return holder == null ? Duration.ZERO : Duration.ofMillis(holder.expiresAtMillis() - clock.millis());
+    }
+
     private Holder live(String resource) {
         Holder holder = holders.get(resource);
         if (holder != null && holder.expiresAtMillis() <= clock.millis()) {

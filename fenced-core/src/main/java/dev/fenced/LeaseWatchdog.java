@@ -74,8 +74,11 @@ public final class LeaseWatchdog implements AutoCloseable {
         }
     }
 
-    /** The process's shared watchdog threads, for components that schedule renewals of their own leases. */
-    public static ScheduledExecutorService sharedScheduler() {
+    /**
+     * The process's shared watchdog threads: the default scheduler of {@link FencedExecutor}. Not
+     * public: a caller that wants renewals elsewhere passes its own scheduler to {@code start}.
+     */
+    static ScheduledExecutorService sharedScheduler() {
         return SharedScheduler.INSTANCE;
     }
 

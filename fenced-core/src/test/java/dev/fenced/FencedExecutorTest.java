@@ -76,15 +76,23 @@ class FencedExecutorTest {
         assertThatThrownBy(() -> FencedExecutor.builder(store).renewalFraction(1.5)).isInstanceOf(IllegalArgumentException.class);
     }
 
-    /** Renewal runs while the task runs; a lease taken away meanwhile is reported, and the task is not stopped. */
+    /**
+     * Renewal runs while the task runs; a lease taken away meanwhile is reported, and the task is not
+     * stopped. Time is the test's: the store, the watchdog and its scheduler share one clock that the
+     * task moves, and each renewal runs when the clock reaches it.
+     */
     @Test
     void aLeaseLostWhileRunningIsReported() {
-        FencedExecutor renewing = FencedExecutor.builder(store).ttl(Duration.ofSeconds(1)).renewalFraction(0.1).build();
+        ManualScheduler scheduler = new ManualScheduler();
+        InMemoryLeaseStore timed = new InMemoryLeaseStore(scheduler.clock());
+        FencedExecutor renewing = FencedExecutor.builder(timed).ttl(Duration.ofSeconds(1)).renewalFraction(0.1)
+                .scheduler(scheduler).clock(scheduler.clock()).build();
         FencedExecutor.Outcome<String> outcome = renewing.execute("job:f", lease -> {
-            Thread.sleep(1_500); // longer than the TTL: only renewal (every 100 ms) keeps the lease
+            // Longer than the TTL: only the renewals (every 100 ms) keep the lease.
+            assertThat(scheduler.advance(Duration.ofMillis(1_500))).as("renewals").isEqualTo(15);
             assertThat(lease.isHeld()).as("renewed past its TTL").isTrue();
-            store.expire("job:f");
-            Thread.sleep(1_000); // ten renewal periods: the next renewal finds the lease gone
+            timed.expire("job:f");
+            scheduler.advance(Duration.ofMillis(100)); // the next renewal finds the lease gone
             return "done";
         });
         assertThat(outcome.status()).isEqualTo(FencedExecutor.Status.EXECUTED);

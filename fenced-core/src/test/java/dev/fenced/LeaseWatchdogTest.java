@@ -2,31 +2,27 @@ package dev.fenced;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The watchdog's own decisions, with time and renewals driven by the test: a settable clock, a
- * scheduler that runs the renewal only when told, and a lease of the in-memory store whose renewal
- * fails while the test says so, as a Redis that times out during a failover does.
+ * The watchdog's own decisions, with time and renewals driven by the test: a {@link ManualScheduler}
+ * that runs a renewal when the test moves its {@link SettableClock}, and a lease of the in-memory
+ * store (on the same clock) whose renewal fails while the test says so, as a Redis that times out
+ * during a failover does.
  */
 class LeaseWatchdogTest {
     private static final Duration TTL = Duration.ofSeconds(30);
 
-    private final SettableClock clock = new SettableClock();
-    private final InMemoryLeaseStore store = new InMemoryLeaseStore(clock);
     private final ManualScheduler scheduler = new ManualScheduler();
+    private final SettableClock clock = scheduler.clock();
+    private final InMemoryLeaseStore store = new InMemoryLeaseStore(clock);
     private final List<Throwable> told = new ArrayList<>();
 
     @AfterEach
@@ -38,7 +34,7 @@ class LeaseWatchdogTest {
     void aFailedRenewalIsRetriedUntilTheTtlRunsOut_negativeControlOneFailureNoLongerEndsIt() {
         FlakyLease lease = new FlakyLease(store.tryAcquire("job:blip", TTL).orElseThrow());
         try (LeaseWatchdog watchdog = LeaseWatchdog.start(lease, TTL, 1.0 / 3, (l, cause) -> told.add(cause), scheduler, clock)) {
-            assertThat(scheduler.delayMillis).as("renewed every third of the TTL").isEqualTo(10_000);
+            assertThat(scheduler.advance(Duration.ofMillis(9_999))).as("no renewal before a third of the TTL").isZero();
 
             lease.failing = true;
             renewAt(10);
@@ -56,7 +52,7 @@ class LeaseWatchdogTest {
             renewAt(50);
             assertThat(watchdog.isLeaseLost()).as("the TTL since the last renewal has run out").isTrue();
             assertThat(told).singleElement().isInstanceOf(StoreUnavailableException.class);
-            assertThat(scheduler.future.isCancelled()).as("stopped").isTrue();
+            assertThat(scheduler.pendingTasks()).as("stopped: no renewal left scheduled").isZero();
             renewAt(60);
             assertThat(lease.renewals).as("no renewal after the loss").isEqualTo(5);
             assertThat(told).as("told once").hasSize(1);
@@ -71,8 +67,8 @@ class LeaseWatchdogTest {
             renewAt(10);
             lease.failing = false;
             store.expire("job:gone");
-            renewAt(11);
-            assertThat(watchdog.isLeaseLost()).as("gone, with 19 s of the TTL left").isTrue();
+            renewAt(20);
+            assertThat(watchdog.isLeaseLost()).as("gone, with 10 s of the TTL left").isTrue();
             assertThat(told).containsExactly((Throwable) null);
         }
     }
@@ -85,68 +81,66 @@ class LeaseWatchdogTest {
         renewAt(10);
         watchdog.close();
         renewAt(40);
+        assertThat(lease.renewals).as("no renewal after close").isEqualTo(1);
         assertThat(told).isEmpty();
         assertThat(watchdog.isLeaseLost()).isFalse();
     }
 
+    /** The renewal at 30 s, the last the TTL allows, is running when close() is called: its failure says nothing. */
+    @Test
+    void aRenewalRunningWhenTheWatchdogIsClosedTellsNobody() {
+        FlakyLease lease = new FlakyLease(store.tryAcquire("job:closing", TTL).orElseThrow());
+        LeaseWatchdog watchdog = LeaseWatchdog.start(lease, TTL, 1.0 / 3, (l, cause) -> told.add(cause), scheduler, clock);
+        lease.failing = true;
+        renewAt(20);
+        lease.duringRenewal = watchdog::close;
+        renewAt(30);
+        assertThat(lease.renewals).isEqualTo(3);
+        assertThat(told).as("a watchdog that told here would report a lease its owner stopped caring for").isEmpty();
+        assertThat(watchdog.isLeaseLost()).isFalse();
+    }
+
+    /**
+     * Forty watchdogs on the process's shared threads renew forty leases without a thread each. The
+     * test waits (bounded) for each lease's second renewal on those threads: the renewals are the
+     * behaviour, and only the shared threads run them.
+     */
+    @Test
+    void watchdogsOnTheSharedThreadsNeedNoThreadEach() throws InterruptedException {
+        InMemoryLeaseStore realTime = new InMemoryLeaseStore();
+        Duration ttl = Duration.ofSeconds(3);
+        List<LeaseWatchdog> watchdogs = new ArrayList<>();
+        List<CountingLease> leases = new ArrayList<>();
+        AtomicInteger lost = new AtomicInteger();
+        try {
+            for (int i = 0; i < 40; i++) {
+                CountingLease lease = new CountingLease(realTime.tryAcquire("job:shared-" + i, ttl).orElseThrow(), 2);
+                leases.add(lease);
+                watchdogs.add(LeaseWatchdog.start(lease, ttl, 0.1, (l, cause) -> lost.incrementAndGet()));
+            }
+            for (CountingLease lease : leases) {
+                assertThat(lease.renewedTwice.await(10, TimeUnit.SECONDS)).as("%s renewed twice", lease.resource()).isTrue();
+            }
+            long watchdogThreads = Thread.getAllStackTraces().keySet().stream()
+                    .filter(t -> t.getName().startsWith("fenced-watchdog-")).count();
+            assertThat(watchdogThreads).as("shared watchdog threads").isLessThanOrEqualTo(Math.max(2, Runtime.getRuntime().availableProcessors()));
+            assertThat(lost).as("leases reported lost").hasValue(0);
+            assertThat(leases).as("renewed leases still held").allMatch(Lease::isHeld);
+        } finally {
+            watchdogs.forEach(LeaseWatchdog::close);
+            leases.forEach(Lease::release);
+        }
+    }
+
     private void renewAt(long seconds) {
-        clock.set(Duration.ofSeconds(seconds));
-        scheduler.renewal.run();
-    }
-
-    /** Time moves only when the test says; the store's leases expire by it, so a lease outlives its TTL only if renewed. */
-    private static final class SettableClock extends Clock {
-        private final AtomicLong millis = new AtomicLong(1_000_000);
-        private final long start = millis.get();
-
-        void set(Duration sinceStart) {
-            millis.set(start + sinceStart.toMillis());
-        }
-
-        @Override
-        public long millis() {
-            return millis.get();
-        }
-
-        @Override
-        public Instant instant() {
-            return Instant.ofEpochMilli(millis());
-        }
-
-        @Override
-        public ZoneId getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(ZoneId zone) {
-            throw new UnsupportedOperationException("one zone is enough for a test");
-        }
-    }
-
-    /** Keeps the watchdog's renewal for the test to run; the future it hands back is real, never due during a test. */
-    private static final class ManualScheduler extends ScheduledThreadPoolExecutor {
-        Runnable renewal;
-        long delayMillis;
-        ScheduledFuture<?> future;
-
-        ManualScheduler() {
-            super(1);
-        }
-
-        @Override
-        public ScheduledFuture<?> scheduleWithFixedDelay(Runnable command, long initialDelay, long delay, TimeUnit unit) {
-            renewal = command;
-            delayMillis = unit.toMillis(delay);
-            future = super.schedule(() -> { }, 1, TimeUnit.DAYS);
-            return future;
-        }
+        scheduler.advance(Duration.between(clock.instant(), SettableClock.DEFAULT_START.plusSeconds(seconds)));
     }
 
     /** A lease of the in-memory store whose renewal times out while {@code failing}, as a store in a failover does. */
     private static final class FlakyLease implements Lease {
         private final Lease lease;
         volatile boolean failing;
+        Runnable duringRenewal = () -> { };
         int renewals;
 
         FlakyLease(Lease lease) {
@@ -156,10 +150,56 @@ class LeaseWatchdogTest {
         @Override
         public boolean renew(Duration ttl) {
             renewals++;
+            duringRenewal.run();
             if (failing) {
                 throw new StoreUnavailableException("Redis at redis://127.0.0.1:6379 did not answer: Command timed out", null);
             }
             return lease.renew(ttl);
+        }
+
+        @Override
+        public String resource() {
+            return lease.resource();
+        }
+
+        @Override
+        public long token() {
+            return lease.token();
+        }
+
+        @Override
+        public String ownerId() {
+            return lease.ownerId();
+        }
+
+        @Override
+        public boolean isHeld() {
+            return lease.isHeld();
+        }
+
+        @Override
+        public boolean release() {
+            return lease.release();
+        }
+    }
+
+    /** A lease that counts its renewals down on a latch, for a test that waits for renewals on real threads. */
+    private static final class CountingLease implements Lease {
+        private final Lease lease;
+        final CountDownLatch renewedTwice;
+
+        CountingLease(Lease lease, int renewals) {
+            this.lease = lease;
+            this.renewedTwice = new CountDownLatch(renewals);
+        }
+
+        @Override
+        public boolean renew(Duration ttl) {
+            boolean renewed = lease.renew(ttl);
+            if (renewed) {
+                renewedTwice.countDown();
+            }
+            return renewed;
         }
 
         @Override

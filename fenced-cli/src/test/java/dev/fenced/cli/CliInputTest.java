@@ -70,8 +70,8 @@ class CliInputTest {
     @Test
     void seedThenStatusAndASecondSeedOfTheSameMerchantWritesNothing() throws Exception {
         String merchant = "m_" + java.util.UUID.randomUUID().toString().substring(0, 8);
-        String db = dev.fenced.testing.TestDatabases.postgresUrl();
-        String redis = dev.fenced.testing.TestRedis.uri();
+        String db = dev.fenced.testing.servers.TestDatabases.postgresUrl();
+        String redis = dev.fenced.testing.servers.TestRedis.uri();
         assertThat(stdout("seed", "--merchant", merchant, "--refunds", "12", "--total", "843.00", "--id-prefix", merchant + "_r",
                 "--db-url", db)).contains("seeded " + merchant + ": 12 refunds, 843.00 EUR");
         assertOneLine(run("seed", "--merchant", merchant, "--refunds", "5", "--total", "10", "--id-prefix", merchant + "_x",
@@ -87,7 +87,7 @@ class CliInputTest {
     /** A total in a currency with three decimals is seeded and shown exactly; one with none, without decimals. */
     @Test
     void seedKeepsEachCurrencysDecimals() throws Exception {
-        String db = dev.fenced.testing.TestDatabases.postgresUrl();
+        String db = dev.fenced.testing.servers.TestDatabases.postgresUrl();
         String kwd = "m_" + java.util.UUID.randomUUID().toString().substring(0, 8);
         assertThat(stdout("seed", "--merchant", kwd, "--refunds", "4", "--total", "10.005", "--currency", "KWD", "--db-url", db))
                 .contains("seeded " + kwd + ": 4 refunds, 10.005 KWD");
@@ -95,7 +95,7 @@ class CliInputTest {
         assertThat(stdout("seed", "--merchant", jpy, "--refunds", "3", "--total", "1000", "--currency", "JPY", "--db-url", db))
                 .contains("seeded " + jpy + ": 3 refunds, 1000 JPY");
         com.fasterxml.jackson.databind.JsonNode status = new com.fasterxml.jackson.databind.ObjectMapper().readTree(
-                stdout("status", "--merchant", kwd, "--json", "--db-url", db, "--redis-url", dev.fenced.testing.TestRedis.uri()));
+                stdout("status", "--merchant", kwd, "--json", "--db-url", db, "--redis-url", dev.fenced.testing.servers.TestRedis.uri()));
         assertThat(status.get("totalAmount").asText()).isEqualTo("10.005");
     }
 
@@ -131,7 +131,7 @@ class CliInputTest {
         assertOneLine(run("seed", "--merchant", "m_1", "--refunds", "5", "--total", "10",
                 "--db-url", "jdbc:postgresql://127.0.0.1:1/x?user=u&password=hunter2"), 1, "unreachable");
         Run redis = run("tokens", "--merchant", "m_1", "--redis-url", "redis://:hunter2@127.0.0.1:1",
-                "--db-url", dev.fenced.testing.TestDatabases.postgresUrl());
+                "--db-url", dev.fenced.testing.servers.TestDatabases.postgresUrl());
         assertOneLine(redis, 1, "127.0.0.1:1");
         assertThat(redis.stderr()).doesNotContain("hunter2");
     }
@@ -165,7 +165,7 @@ class CliInputTest {
     /** A duration in a message reads as it is written on the command line, never as PT0S. */
     @Test
     void durationsInMessagesReadAsTheyAreWritten() {
-        String db = dev.fenced.testing.TestDatabases.postgresUrl();
+        String db = dev.fenced.testing.servers.TestDatabases.postgresUrl();
         assertOneLine(run("settle", "--merchant", "m_1", "--ttl", "0s"), 2, "TTL must be at least 1 ms, got 0s");
         assertOneLine(run("settle", "--merchant", "m_1", "--ttl", "25h"), 2, "TTL 25h is over the limit of one day");
         assertOneLine(run("status", "--all", "--watch", "50ms", "--db-url", db), 2, "--watch must be at least 100ms, got 50ms");
@@ -211,7 +211,7 @@ class CliInputTest {
                 "--gateway-url", "http://x"), 2, "TTL");
         assertOneLine(run("settle", "--merchant", "m_1", "--concurrency", "0"), 2, "--concurrency");
         assertOneLine(runWithoutEnvironment("settle", "--merchant", "m_1"), 2, "needs --");
-        assertOneLine(run("status", "--merchant", "m_1", "--redis-url", "http://x", "--db-url", dev.fenced.testing.TestDatabases.postgresUrl()), 2, "redis://");
+        assertOneLine(run("status", "--merchant", "m_1", "--redis-url", "http://x", "--db-url", dev.fenced.testing.servers.TestDatabases.postgresUrl()), 2, "redis://");
         assertOneLine(run("settle", "--merchant", "m_1", "--tokens", "wall-clock", "--redis-url", "redis://x", "--db-url",
                 "jdbc:postgresql://x/y", "--gateway-url", "http://x"), 2, "must be redis, epochs or database, got wall-clock");
         assertOneLine(run("frobnicate"), 2, "frobnicate");
@@ -220,16 +220,16 @@ class CliInputTest {
                 "--gateway-url", "http://x"), 2, "at least 100ms");
         Run topLevel = run("--frobnicate");
         assertThat(topLevel.stderr()).startsWith("fenced: ").doesNotContain("fenced fenced");
-        Run redisHint = run("status", "--merchant", "m_1", "--redis-url", "redis://:pw@", "--db-url", dev.fenced.testing.TestDatabases.postgresUrl());
+        Run redisHint = run("status", "--merchant", "m_1", "--redis-url", "redis://:pw@", "--db-url", dev.fenced.testing.servers.TestDatabases.postgresUrl());
         assertOneLine(redisHint, 2, "expected redis://[user:password@]host");
         assertOneLine(run("status", "--merchant", "m_1", "--redis-url", "redis-sentinel://127.0.0.1:6379", "--db-url",
-                dev.fenced.testing.TestDatabases.postgresUrl()), 2, "expected redis-sentinel://[password@]host:port[,host:port]#master");
+                dev.fenced.testing.servers.TestDatabases.postgresUrl()), 2, "expected redis-sentinel://[password@]host:port[,host:port]#master");
     }
 
     /** An id taken by another merchant past the first one: one line, exit 2, and not one row of the seed written. */
     @Test
     void anIdCollisionPastTheFirstIdIsAUsageErrorAndWritesNothing() throws Exception {
-        String db = dev.fenced.testing.TestDatabases.postgresUrl();
+        String db = dev.fenced.testing.servers.TestDatabases.postgresUrl();
         String prefix = "z" + java.util.UUID.randomUUID().toString().substring(0, 8) + "_";
         try (java.sql.Connection c = java.sql.DriverManager.getConnection(db); java.sql.PreparedStatement s = c.prepareStatement(
                 "INSERT INTO refund (id, merchant, seq, amount, currency) VALUES (?, ?, 1, 1.00, 'EUR')")) {
@@ -256,7 +256,7 @@ class CliInputTest {
      */
     @Test
     void statusNeverWritesAndWorksForAReadOnlyUser() throws Exception {
-        String admin = dev.fenced.testing.TestDatabases.postgresUrl();
+        String admin = dev.fenced.testing.servers.TestDatabases.postgresUrl();
         String merchant = "m_" + java.util.UUID.randomUUID().toString().substring(0, 8);
         assertThat(stdout("seed", "--merchant", merchant, "--refunds", "3", "--total", "3.00", "--db-url", admin)).contains("seeded");
         try (java.sql.Connection c = java.sql.DriverManager.getConnection(admin); java.sql.Statement s = c.createStatement()) {
@@ -265,7 +265,7 @@ class CliInputTest {
         }
         String reader = admin.replaceFirst("user=[^&]*", "user=fenced_reader");
         org.junit.jupiter.api.Assumptions.assumeTrue(reader.contains("user=fenced_reader"), "the test database URL names its user");
-        String status = stdout("status", "--merchant", merchant, "--json", "--db-url", reader, "--redis-url", dev.fenced.testing.TestRedis.uri());
+        String status = stdout("status", "--merchant", merchant, "--json", "--db-url", reader, "--redis-url", dev.fenced.testing.servers.TestRedis.uri());
         assertThat(status).contains("\"pending\" : 3");
         Run seed = run("seed", "--merchant", merchant + "x", "--refunds", "1", "--total", "1.00", "--db-url", reader);
         assertThat(seed.exit()).as("control: the reader cannot write").isNotZero();

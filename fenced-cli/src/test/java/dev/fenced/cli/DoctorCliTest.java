@@ -3,7 +3,7 @@ package dev.fenced.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fenced.settlement.RefundSchema;
-import dev.fenced.testing.TestDatabases;
+import dev.fenced.testing.servers.TestDatabases;
 import java.sql.Connection;
 import java.sql.Statement;
 import org.junit.jupiter.api.Test;

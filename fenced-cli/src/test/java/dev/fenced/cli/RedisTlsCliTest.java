@@ -2,8 +2,8 @@ package dev.fenced.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.fenced.testing.TestDatabases;
-import dev.fenced.testing.TlsRedis;
+import dev.fenced.testing.servers.TestDatabases;
+import dev.fenced.testing.servers.TlsRedis;
 import org.junit.jupiter.api.Test;
 
 /** The command line on a TLS-only Redis that asks for client certificates: what works, and each mistake in one line. */

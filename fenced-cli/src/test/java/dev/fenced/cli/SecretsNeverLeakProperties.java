@@ -2,8 +2,8 @@ package dev.fenced.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.fenced.testing.TestDatabases;
-import dev.fenced.testing.TestRedis;
+import dev.fenced.testing.servers.TestDatabases;
+import dev.fenced.testing.servers.TestRedis;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;

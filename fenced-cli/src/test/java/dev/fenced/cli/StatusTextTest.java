@@ -3,8 +3,8 @@ package dev.fenced.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fenced.settlement.RefundSchema;
-import dev.fenced.testing.TestDatabases;
-import dev.fenced.testing.TestRedis;
+import dev.fenced.testing.servers.TestDatabases;
+import dev.fenced.testing.servers.TestRedis;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 

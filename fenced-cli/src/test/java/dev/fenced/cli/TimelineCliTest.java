@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fenced.gateway.GatewayConfig;
 import dev.fenced.gateway.PaymentGateway;
-import dev.fenced.testing.HeadlessChromium;
-import dev.fenced.testing.TestDatabases;
-import dev.fenced.testing.TestRedis;
+import dev.fenced.testing.servers.HeadlessChromium;
+import dev.fenced.testing.servers.TestDatabases;
+import dev.fenced.testing.servers.TestRedis;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -19,9 +19,9 @@ import dev.fenced.settlement.RefundSchema;
 import dev.fenced.settlement.RefundSeeder;
 import dev.fenced.settlement.RefundSummary;
 import dev.fenced.settlement.SettlementWorker;
-import dev.fenced.testing.TestDatabases;
-import dev.fenced.testing.TestNats;
-import dev.fenced.testing.TestRedis;
+import dev.fenced.testing.servers.TestDatabases;
+import dev.fenced.testing.servers.TestNats;
+import dev.fenced.testing.servers.TestRedis;
 import io.nats.client.Connection;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
@@ -236,10 +236,9 @@ class FleetWorkerTest {
             CompletableFuture<FleetWorker.Summary> run;
             try (dev.fenced.Lease busy = leases.tryAcquire(Merchants.resource(merchant), Duration.ofSeconds(30)).orElseThrow()) {
                 run = CompletableFuture.supplyAsync(() -> worker.run(() -> events.stream().anyMatch(e -> e.type() == JobEvent.Type.ACKED)));
-                long deadline = System.currentTimeMillis() + 60_000;
-                while (events.stream().filter(e -> e.type() == JobEvent.Type.RETRY).count() < 4 && System.currentTimeMillis() < deadline) {
-                    Thread.sleep(50);
-                }
+                // The busy lease is held until the job has been put back four times: a count of events, polled.
+                await("four deliveries answered LEASE_BUSY").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
+                        .until(() -> events.stream().filter(e -> e.type() == JobEvent.Type.RETRY).count() >= 4);
             }
             FleetWorker.Summary summary = run.get(2, TimeUnit.MINUTES);
             long deliveries = events.stream().filter(e -> e.type() == JobEvent.Type.RECEIVED).mapToLong(JobEvent::delivery).max().orElse(0);

@@ -53,7 +53,8 @@ public final class PaymentGateway implements AutoCloseable {
     private final Ledger ledger;
     private final RefundEndpoint refunds;
     private final ExecutorService executor = Executors.newFixedThreadPool(128, daemon("gateway-http"));
-    private final ScheduledExecutorService restarts = Executors.newSingleThreadScheduledExecutor(daemon("gateway-restart"));
+    /** Brings the gateway back after an outage; shut down by close(). */
+    private final ScheduledExecutorService restarts;
     private final int port;
 
     private final Object lifecycle = new Object();
@@ -69,7 +70,8 @@ public final class PaymentGateway implements AutoCloseable {
         }
     }
 
-    private PaymentGateway(GatewayConfig config) throws IOException {
+    private PaymentGateway(GatewayConfig config, ScheduledExecutorService restarts) throws IOException {
+        this.restarts = Objects.requireNonNull(restarts, "restarts");
         this.ledger = new Ledger(config.ledgerFile());
         this.refunds = new RefundEndpoint(config, ledger);
         try {
@@ -92,8 +94,13 @@ public final class PaymentGateway implements AutoCloseable {
      * @throws IllegalStateException when the ledger file is corrupt before its last line
      */
     public static PaymentGateway start(GatewayConfig config) {
+        return start(config, Executors.newSingleThreadScheduledExecutor(daemon("gateway-restart")));
+    }
+
+    /** As {@link #start(GatewayConfig)}, with the outages' restarts on {@code restarts}: a test's manual scheduler moves them in time. */
+    static PaymentGateway start(GatewayConfig config, ScheduledExecutorService restarts) {
         try {
-            return new PaymentGateway(config);
+            return new PaymentGateway(config, restarts);
         } catch (IOException e) {
             throw new UncheckedIOException("could not start the gateway on port " + config.port() + ": " + e.getMessage(), e);
         }

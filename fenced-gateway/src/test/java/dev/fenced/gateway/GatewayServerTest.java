@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.fenced.testing.ManualScheduler;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -339,19 +340,21 @@ class GatewayServerTest {
 
     @Test
     void anOutageRefusesConnectionsThenTheSamePortAnswersWithTheSameLedger() throws Exception {
-        try (PaymentGateway gateway = PaymentGateway.start(fast().build())) {
+        ManualScheduler restarts = new ManualScheduler();
+        try (PaymentGateway gateway = PaymentGateway.start(fast().build(), restarts)) {
             int port = gateway.port();
             assertThat(refund(http(), gateway, "r_1", "1.00").statusCode()).isEqualTo(201);
 
-            long start = System.nanoTime();
             gateway.outage(Duration.ofMillis(800));
             assertThat(gateway.listening()).isFalse();
             HttpClient http = http();
             assertThatThrownBy(() -> get(http, gateway, "/health")).isInstanceOf(ConnectException.class);
 
-            awaitHealthy(http, gateway);
-            assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(800));
+            restarts.advance(Duration.ofMillis(799));
+            assertThat(gateway.listening()).as("down until the outage's end").isFalse();
+            restarts.advance(Duration.ofMillis(1));
             assertThat(gateway.listening()).isTrue();
+            assertThat(get(http, gateway, "/health").statusCode()).isEqualTo(200);
             assertThat(gateway.port()).isEqualTo(port);
             assertThat(ids(json(get(http, gateway, "/ledger")).get("refunds"))).containsExactly("gw_000001");
             assertThat(refund(http, gateway, "r_1", "1.00").statusCode()).isEqualTo(200);
@@ -361,22 +364,25 @@ class GatewayServerTest {
 
     @Test
     void aGatewayStartedDownListensLaterOnItsPort() throws Exception {
-        try (PaymentGateway gateway = PaymentGateway.start(fast().downFor(Duration.ofMillis(600)).build())) {
+        ManualScheduler restarts = new ManualScheduler();
+        try (PaymentGateway gateway = PaymentGateway.start(fast().downFor(Duration.ofMillis(600)).build(), restarts)) {
             assertThat(gateway.port()).isPositive();
             assertThat(gateway.listening()).isFalse();
             HttpClient http = http();
             assertThatThrownBy(() -> refund(http, gateway, "r_1", "1.00")).isInstanceOf(ConnectException.class);
-            awaitHealthy(http, gateway);
+            restarts.advance(Duration.ofMillis(600));
+            assertThat(get(http, gateway, "/health").statusCode()).as("listening on its port after 600 ms").isEqualTo(200);
             assertThat(refund(http, gateway, "r_1", "1.00").statusCode()).isEqualTo(201);
         }
     }
 
     @Test
     void closingDuringAnOutageKeepsTheGatewayDown() throws Exception {
-        PaymentGateway gateway = PaymentGateway.start(fast().build());
+        ManualScheduler restarts = new ManualScheduler();
+        PaymentGateway gateway = PaymentGateway.start(fast().build(), restarts);
         gateway.outage(Duration.ofMillis(200));
         gateway.close();
-        Thread.sleep(600);
+        restarts.advance(Duration.ofMillis(600)); // past the outage's end: a restart still due would run here
         assertThat(gateway.listening()).isFalse();
         assertThatThrownBy(() -> get(http(), gateway, "/health")).isInstanceOf(ConnectException.class);
         assertThatThrownBy(() -> gateway.outage(Duration.ofMillis(1))).isInstanceOf(IllegalStateException.class);
@@ -392,21 +398,6 @@ class GatewayServerTest {
         assertThatThrownBy(() -> fast().downFor(Duration.ofMillis(-1)).build()).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("down-for");
         assertThat(fast().refuseAbove(new BigDecimal("100.000")).build().refuseAbove()).isEqualByComparingTo("100");
-    }
-
-    private static void awaitHealthy(HttpClient http, PaymentGateway gateway) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (System.nanoTime() < deadline) {
-            try {
-                if (get(http, gateway, "/health").statusCode() == 200) {
-                    return;
-                }
-            } catch (IOException refused) {
-                // still down
-            }
-            Thread.sleep(50);
-        }
-        throw new AssertionError("the gateway did not listen again within 10 s");
     }
 
     private interface Body {

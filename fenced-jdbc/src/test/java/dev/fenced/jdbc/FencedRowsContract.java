@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.fenced.FenceViolation;
 import dev.fenced.RowNotFoundException;
 import dev.fenced.SerializationConflictException;
-import dev.fenced.testing.OneConnectionPool;
+import dev.fenced.testing.servers.OneConnectionPool;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

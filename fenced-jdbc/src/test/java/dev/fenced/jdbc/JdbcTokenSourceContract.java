@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fenced.TokenSource;
-import dev.fenced.testing.OneConnectionPool;
+import dev.fenced.testing.servers.OneConnectionPool;
 import dev.fenced.testing.TokenSourceContract;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;

@@ -3,8 +3,8 @@ package dev.fenced.jdbc;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fenced.FenceViolation;
-import dev.fenced.testing.TestDatabases;
-import dev.fenced.testing.UrlDataSource;
+import dev.fenced.testing.servers.TestDatabases;
+import dev.fenced.testing.servers.UrlDataSource;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;

@@ -1,6 +1,6 @@
 package dev.fenced.jdbc;
 
-import dev.fenced.testing.TestDatabases;
+import dev.fenced.testing.servers.TestDatabases;
 import javax.sql.DataSource;
 
 class PostgresFenceFloorTest extends JdbcFenceFloorContract {

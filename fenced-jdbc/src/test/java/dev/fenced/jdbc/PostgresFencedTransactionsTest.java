@@ -1,6 +1,6 @@
 package dev.fenced.jdbc;
 
-import dev.fenced.testing.TestDatabases;
+import dev.fenced.testing.servers.TestDatabases;
 
 class PostgresFencedTransactionsTest extends FencedTransactionsContract {
     @Override

@@ -2,7 +2,7 @@ package dev.fenced.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.fenced.testing.TestDatabases;
+import dev.fenced.testing.servers.TestDatabases;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.Statement;

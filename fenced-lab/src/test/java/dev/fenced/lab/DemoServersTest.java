@@ -6,7 +6,7 @@ import dev.fenced.cli.FencedCli;
 import dev.fenced.embedded.EmbeddedRedis;
 import dev.fenced.redis.RedisLeaseStore;
 import dev.fenced.settlement.Merchants;
-import dev.fenced.testing.TestDatabases;
+import dev.fenced.testing.servers.TestDatabases;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;

@@ -1,6 +1,7 @@
 package dev.fenced.lab;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fenced.cli.Connections;
@@ -15,9 +16,9 @@ import dev.fenced.gateway.PaymentGateway;
 import dev.fenced.settlement.RefundSeeder;
 import dev.fenced.settlement.RefundSummary;
 import dev.fenced.settlement.SettlementEvent;
-import dev.fenced.testing.TestDatabases;
-import dev.fenced.testing.TestNats;
-import dev.fenced.testing.TestRedis;
+import dev.fenced.testing.servers.TestDatabases;
+import dev.fenced.testing.servers.TestNats;
+import dev.fenced.testing.servers.TestRedis;
 import io.nats.client.Connection;
 import java.math.BigDecimal;
 import java.time.Duration;
@@ -26,6 +27,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.UUID;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -163,8 +165,7 @@ class FleetProcessTest {
                 a.signal("STOP");
                 try (WorkerProcess b = worker("B", setup, knobs)) {
                     b.awaitEvent(Events.ofType(SettlementEvent.Type.ACQUIRED), LONG, "B taking the merchant over");
-                    Thread.sleep(2_000);
-                    boolean bJournaledWhileAFrozen = b.firstEvent(Events.ofType(SettlementEvent.Type.JOURNALED)).isPresent();
+                    boolean bJournaledWhileAFrozen = journaledWithin(b, Duration.ofSeconds(2));
                     a.signal("CONT");
                     a.writeLine("go");
                     b.awaitEvent(Events.ofType(SettlementEvent.Type.JOURNALED), LONG, "B's journal append");
@@ -273,6 +274,21 @@ class FleetProcessTest {
                 assertPaidOnce(gateway, setup.merchant(), 80);
                 drain(b);
             }
+        }
+    }
+
+    /**
+     * Whether the worker appends to the journal within {@code window}. Without the guard B appends
+     * beside A's open transaction and this returns as soon as it has; with it B waits on A, and as
+     * nothing tells that B is waiting, B is given the whole window to show it does not append.
+     */
+    private static boolean journaledWithin(WorkerProcess worker, Duration window) {
+        try {
+            await("B's journal append while A is frozen").atMost(window).pollInterval(Duration.ofMillis(50))
+                    .until(() -> worker.firstEvent(Events.ofType(SettlementEvent.Type.JOURNALED)).isPresent());
+            return true;
+        } catch (ConditionTimeoutException notInTheWindow) {
+            return false;
         }
     }
 }

@@ -2,6 +2,7 @@ package dev.fenced.micrometer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
@@ -23,8 +24,8 @@ import dev.fenced.settlement.RefundSchema;
 import dev.fenced.settlement.RefundSeeder;
 import dev.fenced.settlement.SettlementOutcome;
 import dev.fenced.settlement.SettlementWorker;
-import dev.fenced.testing.TestDatabases;
-import dev.fenced.testing.TestRedis;
+import dev.fenced.testing.servers.TestDatabases;
+import dev.fenced.testing.servers.TestRedis;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -149,13 +150,13 @@ class FencedMetersTest {
         assertThat(readmeTable()).as("the README's metrics table: name -> tag keys").isEqualTo(tagKeysByName(registry));
     }
 
-    /** A fresh lease of 300 ms renewed to 200 ms expires by Redis's clock; wait for it, never for a fixed time. */
-    private static void awaitExpiry(RedisLeaseStore leases, String resource) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-        while (leases.inspect(resource).holder() != null) {
-            assertThat(System.nanoTime()).as("lease expired within 5 s").isLessThan(deadline);
-            Thread.sleep(20);
-        }
+    /**
+     * A fresh lease of 300 ms renewed to 200 ms expires by Redis's clock, which no test can move:
+     * polled until Redis no longer names a holder, never waited for a fixed time.
+     */
+    private static void awaitExpiry(RedisLeaseStore leases, String resource) {
+        await("the lease on " + resource + " expired by Redis's clock").atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(20))
+                .until(() -> leases.inspect(resource).holder() == null);
     }
 
     private static double count(SimpleMeterRegistry registry, String name, String tag, String value) {

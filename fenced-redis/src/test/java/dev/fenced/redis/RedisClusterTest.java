@@ -63,7 +63,7 @@ class RedisClusterTest extends RedisStoreContract {
     @Test
     void theStoreFollowsAPrimaryFailoverAndTokensKeepGrowing() throws Exception {
         String resource = freshResource();
-        javax.sql.DataSource db = dev.fenced.testing.TestDatabases.postgres();
+        javax.sql.DataSource db = dev.fenced.testing.servers.TestDatabases.postgres();
         dev.fenced.jdbc.FencedSchema.migrate(db);
         // Beside it, a store with token epochs on the same slot (another key prefix, the same hash tag).
         try (RedisLeaseStore epochs = RedisLeaseStore.builder(cluster.uri()).commandTimeout(Duration.ofSeconds(2)).keyPrefix("epochs:")

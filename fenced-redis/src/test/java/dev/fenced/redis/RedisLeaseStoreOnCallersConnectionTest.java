@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fenced.LeaseStore;
 import dev.fenced.testing.LeaseStoreContract;
-import dev.fenced.testing.TestRedis;
+import dev.fenced.testing.servers.TestRedis;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -44,6 +44,11 @@ class RedisLeaseStoreOnCallersConnectionTest extends LeaseStoreContract {
     @Override
     protected void expireLeaseBehindItsBack(String resource) {
         connection.sync().del(store.keys().lockKey(resource));
+    }
+
+    @Override
+    protected Duration timeLeft(String resource) {
+        return store.inspect(resource).timeLeft();
     }
 
     @Test

@@ -13,7 +13,7 @@ import dev.fenced.StoreAuthenticationException;
 import dev.fenced.StoreUnavailableException;
 import dev.fenced.embedded.EmbeddedRedis;
 import dev.fenced.testing.LeaseStoreContract;
-import dev.fenced.testing.TestRedis;
+import dev.fenced.testing.servers.TestRedis;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.event.command.CommandListener;
@@ -63,6 +63,11 @@ class RedisLeaseStoreTest extends LeaseStoreContract {
     @Override
     protected void expireLeaseBehindItsBack(String resource) {
         admin.del(store.keys().lockKey(resource));
+    }
+
+    @Override
+    protected Duration timeLeft(String resource) {
+        return store.inspect(resource).timeLeft();
     }
 
     @Test
@@ -162,8 +167,9 @@ class RedisLeaseStoreTest extends LeaseStoreContract {
     @Test
     void aStaleReleaseLeavesTheNextHoldersLease_negativeControlAPlainDelDeletesIt() throws Exception {
         String resource = freshResource();
-        Lease stale = store.tryAcquire(resource, Duration.ofMillis(100)).orElseThrow();
-        Lease current = awaitLease(resource, Duration.ofSeconds(10));
+        Lease stale = store.tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow();
+        expireLeaseBehindItsBack(resource); // as its TTL running out would
+        Lease current = store.tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow();
         assertThat(stale.release()).isFalse();
         assertThat(current.isHeld()).as("the compare-and-delete of the stale owner removes nothing").isTrue();
 

@@ -2,9 +2,10 @@ package dev.fenced.redis;
 
 import dev.fenced.LeaseStore;
 import dev.fenced.testing.LeaseStoreContract;
-import dev.fenced.testing.TestRedis;
+import dev.fenced.testing.servers.TestRedis;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
+import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
@@ -37,5 +38,10 @@ class RedisLeaseStoreWithKeyPrefixTest extends LeaseStoreContract {
     protected void expireLeaseBehindItsBack(String resource) {
         // Deleting the prefixed key ends the lease only if the store keeps it there.
         admin.sync().del(store.keys().lockKey(resource));
+    }
+
+    @Override
+    protected Duration timeLeft(String resource) {
+        return store.inspect(resource).timeLeft();
     }
 }

@@ -2,6 +2,7 @@ package dev.fenced.redis;
 
 import dev.fenced.LeaseStore;
 import dev.fenced.testing.LeaseStoreContract;
+import java.time.Duration;
 
 /** The lease contract for a {@link RedisLeaseStore} on any deployment: a lease expires behind its holder's back by {@link RedisLeaseStore#forget}. */
 abstract class RedisStoreContract extends LeaseStoreContract {
@@ -17,5 +18,10 @@ abstract class RedisStoreContract extends LeaseStoreContract {
     @Override
     protected void expireLeaseBehindItsBack(String resource) {
         redisStore().forget(resource);
+    }
+
+    @Override
+    protected Duration timeLeft(String resource) {
+        return redisStore().inspect(resource).timeLeft();
     }
 }

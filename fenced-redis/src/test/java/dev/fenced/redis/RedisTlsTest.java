@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fenced.StoreTlsException;
 import dev.fenced.StoreUnavailableException;
-import dev.fenced.testing.TlsRedis;
+import dev.fenced.testing.servers.TlsRedis;
 import java.nio.file.Path;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;

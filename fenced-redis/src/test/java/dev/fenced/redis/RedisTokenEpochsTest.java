@@ -2,6 +2,7 @@ package dev.fenced.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import dev.fenced.EpochSource;
 import dev.fenced.Lease;
@@ -10,12 +11,13 @@ import dev.fenced.embedded.EmbeddedRedis;
 import dev.fenced.embedded.EmbeddedRedisFailoverGroup;
 import dev.fenced.jdbc.FencedSchema;
 import dev.fenced.jdbc.JdbcSequenceTokenSource;
-import dev.fenced.testing.TestDatabases;
+import dev.fenced.testing.servers.TestDatabases;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.UUID;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.BeforeAll;
@@ -197,19 +199,14 @@ class RedisTokenEpochsTest {
         }
     }
 
-    /** A store that connects, which it can once the Sentinel names a primary that answers. */
-    private static RedisLeaseStore storeOnceThereIsAPrimary(String uri, boolean withEpochs) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        while (true) {
-            try {
-                return store(uri, withEpochs);
-            } catch (StoreUnavailableException e) {
-                if (System.nanoTime() > deadline) {
-                    throw e;
-                }
-                Thread.sleep(200); // the Sentinel still names the dead primary
-            }
-        }
+    /**
+     * A store that connects, which it can once the Sentinel names a primary that answers: until then
+     * it still names the dead one, and building the store fails with StoreUnavailableException.
+     */
+    private static RedisLeaseStore storeOnceThereIsAPrimary(String uri, boolean withEpochs) {
+        return await("the Sentinel names a primary that answers").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200))
+                .ignoreException(StoreUnavailableException.class)
+                .until(() -> store(uri, withEpochs), Objects::nonNull);
     }
 
     /** Epochs, a floor and a token source are one choice each (one TokenPolicy): a second choice is refused, not merged. */

@@ -2,10 +2,12 @@ package dev.fenced.settlement;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import dev.fenced.FenceViolation;
 import dev.fenced.FencedException;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -15,6 +17,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -24,7 +27,8 @@ class ConfirmBatcherTest {
     /**
      * While one batch is being written, the confirms that arrive wait and go out together in the
      * next one; each caller hears only its own row's answer. A batcher that wrote each confirm alone
-     * would need nine writes and fail the count.
+     * would need nine writes and fail the count. The first write is released only once all eight
+     * callers wait inside the batcher, so the second batch holds all eight.
      */
     @Test
     void confirmsThatArriveDuringAWriteGoOutTogetherAndEachHearsItsOwnAnswer() throws Exception {
@@ -35,20 +39,28 @@ class ConfirmBatcherTest {
             batches.add(Map.copyOf(batch));
             if (batches.size() == 1) {
                 firstWriteEntered.countDown();
-                await(releaseFirstWrite);
+                awaitRelease(releaseFirstWrite);
             }
             return batch.containsKey("r_7") ? Map.of("r_7", new FenceViolation("refund", "r_7", 5, 6L, "sending")) : Map.of();
         });
-        ExecutorService pool = Executors.newFixedThreadPool(9);
+        ExecutorService pool = Executors.newFixedThreadPool(1);
+        List<Thread> callers = new ArrayList<>();
         try {
             Future<Optional<FencedException>> first = pool.submit(() -> batcher.confirm("r_0", "gw_0"));
             assertThat(firstWriteEntered.await(5, TimeUnit.SECONDS)).isTrue();
-            List<Future<Optional<FencedException>>> waiting = new ArrayList<>();
+            List<FutureTask<Optional<FencedException>>> waiting = new ArrayList<>();
             for (int i = 1; i <= 8; i++) {
                 String id = "r_" + i;
-                waiting.add(pool.submit(() -> batcher.confirm(id, "gw_" + id)));
+                FutureTask<Optional<FencedException>> confirm = new FutureTask<>(() -> batcher.confirm(id, "gw_" + id));
+                waiting.add(confirm);
+                Thread caller = new Thread(confirm, "confirm-" + id);
+                callers.add(caller);
+                caller.start();
             }
-            Thread.sleep(200); // lets the eight reach the batcher while the first write is held open
+            // A caller's only wait on its way is the batcher's, for the running write: once all eight
+            // wait, all eight are in the next batch. Polled, because the batcher tells no one.
+            await("the eight callers wait inside the batcher").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
+                    .until(() -> callers.stream().allMatch(caller -> caller.getState() == Thread.State.WAITING));
             releaseFirstWrite.countDown();
             assertThat(first.get(5, TimeUnit.SECONDS)).isEmpty();
             for (int i = 1; i <= 8; i++) {
@@ -57,6 +69,7 @@ class ConfirmBatcherTest {
             }
         } finally {
             pool.shutdownNow();
+            callers.forEach(Thread::interrupt);
         }
         assertThat(batches.get(0)).containsOnlyKeys("r_0");
         assertThat(batches.subList(1, batches.size()).stream().mapToInt(Map::size).sum()).isEqualTo(8);
@@ -74,7 +87,7 @@ class ConfirmBatcherTest {
                 .isInstanceOf(SQLException.class);
     }
 
-    private static void await(CountDownLatch latch) {
+    private static void awaitRelease(CountDownLatch latch) {
         try {
             latch.await(5, TimeUnit.SECONDS);
         } catch (InterruptedException e) {

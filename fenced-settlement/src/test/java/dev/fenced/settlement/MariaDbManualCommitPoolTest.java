@@ -1,6 +1,6 @@
 package dev.fenced.settlement;
 
-import dev.fenced.testing.TestDatabases;
+import dev.fenced.testing.servers.TestDatabases;
 
 class MariaDbManualCommitPoolTest extends ManualCommitPoolContract {
     @Override

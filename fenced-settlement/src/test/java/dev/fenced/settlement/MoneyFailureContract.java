@@ -20,7 +20,7 @@ import dev.fenced.redis.RedisLeaseStore;
 import dev.fenced.redis.TokenPolicy;
 import dev.fenced.settlement.Reconciliation.Kind;
 import dev.fenced.settlement.SettlementOutcome.Result;
-import dev.fenced.testing.TestRedis;
+import dev.fenced.testing.servers.TestRedis;
 import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

@@ -1,6 +1,6 @@
 package dev.fenced.spring;
 
-import dev.fenced.testing.TestDatabases;
+import dev.fenced.testing.servers.TestDatabases;
 
 class MariaDbSpringFencedRowsTest extends SpringFencedRowsContract {
     @Override

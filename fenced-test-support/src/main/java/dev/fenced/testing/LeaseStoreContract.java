@@ -15,17 +15,21 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /**
  * The contract every {@link LeaseStore} passes. A backend's test extends this class and supplies
  * the store; each test works on its own fresh resource name, so a shared server is fine. The suite
  * is checked against deliberately broken stores, which it must fail ({@code LeaseStoreContractSelfTest}).
+ *
+ * <p>The suite never sleeps: a TTL is read back through {@link #timeLeft} and run out by renewing
+ * the lease to 1 ms ({@link #runOutTtl}), a lease is taken away by the subclass's
+ * {@link #expireLeaseBehindItsBack} hook, and watchdog renewals run when the test moves a
+ * {@link ManualScheduler}. It checks that the store's clock ends a lease, at 1 ms, and that a longer
+ * TTL is recorded as asked; not that a 30 s lease ends at exactly 30 s, which would take 30 s.
  */
 public abstract class LeaseStoreContract {
 
@@ -34,6 +38,13 @@ public abstract class LeaseStoreContract {
 
     /** Deletes the live lease behind its holder's back, as an expiry would. */
     protected abstract void expireLeaseBehindItsBack(String resource);
+
+    /**
+     * The time the live lease on {@code resource} has left by the store's own clock (a Redis key's
+     * PTTL), zero when none is live. The suite reads it instead of waiting for a TTL to run out on a
+     * clock it cannot move.
+     */
+    protected abstract Duration timeLeft(String resource);
 
     protected static String freshResource() {
         return "test:" + UUID.randomUUID();
@@ -119,10 +130,11 @@ public abstract class LeaseStoreContract {
     }
 
     @Test
-    void aStaleHoldersReleaseAndRenewChangeNothing() throws Exception {
+    void aStaleHoldersReleaseAndRenewChangeNothing() {
         String resource = freshResource();
-        Lease stale = store().tryAcquire(resource, Duration.ofMillis(100)).orElseThrow();
-        Lease current = awaitLease(resource, Duration.ofSeconds(10));
+        Lease stale = store().tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow();
+        runOutTtl(stale);
+        Lease current = store().tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow();
 
         assertThat(stale.isHeld()).isFalse();
         assertThat(current.isHeld()).isTrue();
@@ -134,22 +146,30 @@ public abstract class LeaseStoreContract {
         assertThat(current.release()).as("second release").isFalse();
     }
 
+    /**
+     * The store keeps the lease for its TTL and no longer: the time it has left is at most the TTL
+     * asked for, and once that time is out by the store's clock the next holder gets a higher token.
+     * The store's clock cannot be moved from here, so the test reads the time left instead of
+     * waiting 300 ms, and then runs the TTL out in a millisecond ({@link #runOutTtl}).
+     */
     @Test
-    void aLeaseExpiresAfterItsTtlAndTheNextHolderGetsAHigherToken() throws Exception {
+    void aLeaseExpiresAfterItsTtlAndTheNextHolderGetsAHigherToken() {
         String resource = freshResource();
         Lease first = store().tryAcquire(resource, Duration.ofMillis(300)).orElseThrow();
+        assertThat(timeLeft(resource)).as("time left of a 300 ms lease").isPositive().isLessThanOrEqualTo(Duration.ofMillis(300));
         assertThat(store().tryAcquire(resource, Duration.ofSeconds(10))).isEmpty();
-        Lease second = awaitLease(resource, Duration.ofSeconds(10));
+        runOutTtl(first);
+        Lease second = store().tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow();
         assertThat(second.token()).isGreaterThan(first.token());
         second.release();
     }
 
     @Test
-    void renewExtendsOnlyTheOwnersLease() throws Exception {
+    void renewExtendsOnlyTheOwnersLease() {
         String resource = freshResource();
         Lease lease = store().tryAcquire(resource, Duration.ofMillis(300)).orElseThrow();
         assertThat(lease.renew(Duration.ofSeconds(20))).isTrue();
-        Thread.sleep(600);
+        assertThat(timeLeft(resource)).as("renewed to 20 s").isGreaterThan(Duration.ofSeconds(10)).isLessThanOrEqualTo(Duration.ofSeconds(20));
         assertThat(store().tryAcquire(resource, Duration.ofSeconds(10))).as("renewed lease still live").isEmpty();
         lease.release();
     }
@@ -167,36 +187,44 @@ public abstract class LeaseStoreContract {
         lease.release();
     }
 
+    /**
+     * Renewals driven by a {@link ManualScheduler}: each period the test moves past renews the lease
+     * to the watchdog's TTL (seen in the time the store says it has left, far above the 5 s it was
+     * taken for; 5 s of real time, as the store counts it, for a slow machine to reach the first renewal), and the first renewal after the lease was taken away tells the listener, at once.
+     */
     @Test
-    void theWatchdogKeepsALiveLeaseAndReportsALostOne() throws Exception {
+    void theWatchdogKeepsALiveLeaseAndReportsALostOne() {
         String resource = freshResource();
-        // 1.5 s: renewals every 500 ms leave a second of slack for a stalled 2-core machine running six cluster nodes.
-        Lease lease = store().tryAcquire(resource, Duration.ofMillis(1_500)).orElseThrow();
-        AtomicReference<Lease> lost = new AtomicReference<>();
-        CountDownLatch told = new CountDownLatch(1);
-        try (LeaseWatchdog watchdog = LeaseWatchdog.start(lease, Duration.ofMillis(1_500), (l, cause) -> {
-            lost.set(l);
-            told.countDown();
-        })) {
-            Thread.sleep(2_500);
+        Duration renewedTo = Duration.ofSeconds(60);
+        Lease lease = store().tryAcquire(resource, Duration.ofSeconds(5)).orElseThrow();
+        ManualScheduler scheduler = new ManualScheduler();
+        List<Lease> lost = new ArrayList<>();
+        try (LeaseWatchdog watchdog = LeaseWatchdog.start(lease, renewedTo, 1.0 / 3, (l, cause) -> lost.add(l), scheduler,
+                scheduler.clock())) {
+            assertThat(scheduler.advance(Duration.ofSeconds(20))).as("renewals in the first third of the TTL").isEqualTo(1);
+            assertThat(timeLeft(resource)).as("renewed to the watchdog's TTL").isGreaterThan(Duration.ofSeconds(30));
             assertThat(store().tryAcquire(resource, Duration.ofSeconds(5))).as("kept alive past its TTL").isEmpty();
             assertThat(watchdog.isLeaseLost()).isFalse();
 
             expireLeaseBehindItsBack(resource);
-            assertThat(told.await(5, TimeUnit.SECONDS)).as("listener told").isTrue();
-            assertThat(lost.get()).isSameAs(lease);
+            scheduler.advance(Duration.ofSeconds(20));
+            assertThat(lost).as("listener told").containsExactly(lease);
             assertThat(watchdog.isLeaseLost()).isTrue();
+        } finally {
+            scheduler.shutdownNow();
         }
     }
 
     /**
-     * Forty watchdogs on one caller's thread and forty on the shared threads keep all eighty leases
-     * past their TTL without a thread per lease; forty leases with no watchdog, taken at the same
-     * time with the same TTL, expire (the control).
+     * Eighty watchdogs on one scheduler (one thread: the test's) renew all eighty leases; forty
+     * leases taken at the same time with the same TTL and no watchdog are left as they were (the
+     * control). That watchdogs on the shared threads need no thread each is the core's test.
      */
     @Test
-    void watchdogsShareAFewThreadsAndKeepEveryLeaseAlive() throws Exception {
-        Duration ttl = Duration.ofMillis(900);
+    void watchdogsOnOneSchedulerKeepEveryLeaseAlive() {
+        // 10 s: taking 120 leases on a slow cluster must not outlast the first ones before their renewal.
+        Duration ttl = Duration.ofSeconds(10);
+        Duration renewedTo = Duration.ofSeconds(60);
         List<Lease> renewed = new ArrayList<>();
         List<Lease> unrenewed = new ArrayList<>();
         for (int i = 0; i < 80; i++) {
@@ -205,40 +233,42 @@ public abstract class LeaseStoreContract {
         for (int i = 0; i < 40; i++) {
             unrenewed.add(store().tryAcquire(freshResource(), ttl).orElseThrow());
         }
-        ScheduledExecutorService oneThread = Executors.newSingleThreadScheduledExecutor();
+        ManualScheduler scheduler = new ManualScheduler();
         List<LeaseWatchdog> watchdogs = new ArrayList<>();
         AtomicInteger lost = new AtomicInteger();
         try {
-            for (int i = 0; i < renewed.size(); i++) {
-                watchdogs.add(i < 40
-                        ? LeaseWatchdog.start(renewed.get(i), ttl, 1.0 / 3, (l, cause) -> lost.incrementAndGet(), oneThread)
-                        : LeaseWatchdog.start(renewed.get(i), ttl, (l, cause) -> lost.incrementAndGet()));
+            for (Lease lease : renewed) {
+                watchdogs.add(LeaseWatchdog.start(lease, renewedTo, 1.0 / 3, (l, cause) -> lost.incrementAndGet(), scheduler,
+                        scheduler.clock()));
             }
-            long watchdogThreads = Thread.getAllStackTraces().keySet().stream()
-                    .filter(t -> t.getName().startsWith("fenced-watchdog-")).count();
-            assertThat(watchdogThreads).as("shared watchdog threads").isLessThanOrEqualTo(Math.max(2, Runtime.getRuntime().availableProcessors()));
-
-            Thread.sleep(2_500);
+            assertThat(scheduler.advance(Duration.ofSeconds(20))).as("one renewal each").isEqualTo(80);
             assertThat(lost).as("leases reported lost").hasValue(0);
-            assertThat(renewed).as("renewed leases still held").allMatch(Lease::isHeld);
-            assertThat(unrenewed).as("control: leases without a watchdog expired").noneMatch(Lease::isHeld);
+            assertThat(renewed).as("renewed leases: time left above the TTL they were taken for")
+                    .allMatch(lease -> timeLeft(lease.resource()).compareTo(Duration.ofSeconds(30)) > 0);
+            assertThat(unrenewed).as("control: leases without a watchdog keep at most their TTL")
+                    .allMatch(lease -> timeLeft(lease.resource()).compareTo(ttl) <= 0);
         } finally {
             watchdogs.forEach(LeaseWatchdog::close);
-            oneThread.shutdownNow();
+            scheduler.shutdownNow();
             renewed.forEach(Lease::release);
+            unrenewed.forEach(Lease::release);
         }
     }
 
-    /** Polls until the lease is granted: waiting out a TTL, not standing in for a pause. */
-    protected Lease awaitLease(String resource, Duration within) throws InterruptedException {
-        long deadline = System.nanoTime() + within.toNanos();
-        while (System.nanoTime() < deadline) {
-            Optional<Lease> lease = store().tryAcquire(resource, Duration.ofSeconds(10));
-            if (lease.isPresent()) {
-                return lease.get();
+    /**
+     * Ends a lease the way its TTL does, by the store's own clock: renewed by its holder to 1 ms, then
+     * read until the store no longer holds it, a millisecond later. Unlike {@link #expireLeaseBehindItsBack}
+     * it leaves everything else the store keeps for the resource (its counter) as an expiry does.
+     */
+    protected void runOutTtl(Lease lease) {
+        assertThat(lease.renew(Duration.ofMillis(1))).as("renewed to 1 ms").isTrue();
+        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+        // Not timeLeft: Redis answers a PTTL of 0 for a key in its last millisecond, still held.
+        while (lease.isHeld()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("lease on " + lease.resource() + " renewed to 1 ms still live after 5 s");
             }
-            Thread.sleep(20);
+            Thread.onSpinWait(); // a millisecond by the store's clock: a few round trips, not worth a scheduler
         }
-        throw new AssertionError("lease on " + resource + " not granted within " + within);
     }
 }

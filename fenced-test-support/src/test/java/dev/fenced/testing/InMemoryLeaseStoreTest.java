@@ -26,6 +26,11 @@ class InMemoryLeaseStoreTest extends LeaseStoreContract {
         store.expire(resource);
     }
 
+    @Override
+    protected Duration timeLeft(String resource) {
+        return store.timeLeft(resource);
+    }
+
     /** With a clock of its own, a test moves time instead of waiting for it. */
     @Test
     void leasesExpireByTheGivenClock() {

@@ -66,6 +66,46 @@ class LeaseStoreContractSelfTest {
         }
     }
 
+    /** Answers every renewal with yes and changes nothing: a lease lives only its first TTL. */
+    private static final class RenewsNothing implements LeaseStore {
+        final InMemoryLeaseStore inner = new InMemoryLeaseStore();
+
+        @Override
+        public Optional<Lease> tryAcquire(String resource, Duration ttl) {
+            return inner.tryAcquire(resource, ttl).map(lease -> new Lease() {
+                @Override
+                public String resource() {
+                    return lease.resource();
+                }
+
+                @Override
+                public long token() {
+                    return lease.token();
+                }
+
+                @Override
+                public String ownerId() {
+                    return lease.ownerId();
+                }
+
+                @Override
+                public boolean renew(Duration ttl) {
+                    return lease.isHeld();
+                }
+
+                @Override
+                public boolean isHeld() {
+                    return lease.isHeld();
+                }
+
+                @Override
+                public boolean release() {
+                    return lease.release();
+                }
+            });
+        }
+    }
+
     private static LeaseStoreContract contractOn(LeaseStore store) {
         return new LeaseStoreContract() {
             @Override
@@ -77,6 +117,11 @@ class LeaseStoreContractSelfTest {
             protected void expireLeaseBehindItsBack(String resource) {
                 throw new UnsupportedOperationException();
             }
+
+            @Override
+            protected Duration timeLeft(String resource) {
+                throw new UnsupportedOperationException();
+            }
         };
     }
 
@@ -86,6 +131,33 @@ class LeaseStoreContractSelfTest {
         assertThatThrownBy(contract::grantsALeaseWithATokenAndRefusesASecondHolder).isInstanceOf(AssertionError.class);
         assertThatThrownBy(contract::eightThreadsNeverHoldTheSameLiveLeaseAtOnce).isInstanceOf(AssertionError.class)
                 .hasMessageContaining("holders inside at once");
+    }
+
+    /** The renewal checks read the time left instead of sleeping past a TTL: they must still catch a renewal that extends nothing. */
+    @Test
+    void aStoreWhoseRenewalExtendsNothingFailsTheRenewalChecks() {
+        RenewsNothing store = new RenewsNothing();
+        LeaseStoreContract contract = new LeaseStoreContract() {
+            @Override
+            protected LeaseStore store() {
+                return store;
+            }
+
+            @Override
+            protected void expireLeaseBehindItsBack(String resource) {
+                store.inner.expire(resource);
+            }
+
+            @Override
+            protected Duration timeLeft(String resource) {
+                return store.inner.timeLeft(resource);
+            }
+        };
+        assertThatThrownBy(contract::renewExtendsOnlyTheOwnersLease).isInstanceOf(AssertionError.class).hasMessageContaining("renewed to 20 s");
+        assertThatThrownBy(contract::theWatchdogKeepsALiveLeaseAndReportsALostOne).isInstanceOf(AssertionError.class)
+                .hasMessageContaining("renewed to the watchdog's TTL");
+        assertThatThrownBy(contract::watchdogsOnOneSchedulerKeepEveryLeaseAlive).isInstanceOf(AssertionError.class)
+                .hasMessageContaining("renewed leases");
     }
 
     @Test

@@ -1,12 +1,13 @@
 package dev.fenced.spring.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.fenced.FencedExecutor;
 import dev.fenced.spring.boot.sample.LedgerJob;
 import dev.fenced.spring.boot.sample.SampleApplication;
-import dev.fenced.testing.TestDatabases;
-import dev.fenced.testing.TestRedis;
+import dev.fenced.testing.servers.TestDatabases;
+import dev.fenced.testing.servers.TestRedis;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -14,6 +15,7 @@ import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -58,12 +60,9 @@ class SampleApplicationProcessTest {
                 .run()) {
             assertThat(processState(a)).as("A is stopped").isEqualTo('T');
             LedgerJob job = b.getBean(LedgerJob.class);
-            FencedExecutor.Outcome<Long> posted = job.post();
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            while (posted.status() == FencedExecutor.Status.BUSY && System.nanoTime() < deadline) {
-                Thread.sleep(100); // A's lease is live until its TTL runs out in Redis
-                posted = job.post();
-            }
+            // A's lease is live until its TTL runs out by Redis's clock, which no test can move: B posts until it is not busy.
+            FencedExecutor.Outcome<Long> posted = await("A's lease expired in Redis and B took over").atMost(Duration.ofSeconds(20))
+                    .pollInterval(Duration.ofMillis(100)).until(job::post, outcome -> outcome.status() != FencedExecutor.Status.BUSY);
             assertThat(posted.status()).as("B took over once A's lease expired").isEqualTo(FencedExecutor.Status.EXECUTED);
             assertThat(posted.token()).isGreaterThan(tokenA);
 
@@ -134,17 +133,13 @@ class SampleApplicationProcessTest {
     }
 
     /** The state letter in /proc/PID/stat: T when stopped by a signal. */
-    private static char processState(Process process) throws IOException, InterruptedException {
+    private static char processState(Process process) {
         Path stat = Path.of("/proc", Long.toString(process.pid()), "stat");
-        for (int i = 0; i < 50; i++) {
-            String text = Files.readString(stat);
-            char state = text.charAt(text.lastIndexOf(')') + 2);
-            if (state == 'T') {
-                return state;
-            }
-            Thread.sleep(20);
-        }
-        String text = Files.readString(stat);
-        return text.charAt(text.lastIndexOf(')') + 2);
+        // The kernel stops the process a moment after kill returns: polled, up to a second.
+        return await("the kernel shows process " + process.pid() + " stopped").atMost(Duration.ofSeconds(1))
+                .pollInterval(Duration.ofMillis(20)).until(() -> {
+                    String text = Files.readString(stat);
+                    return text.charAt(text.lastIndexOf(')') + 2);
+                }, state -> state == 'T');
     }
 }

@@ -1,4 +1,4 @@
-package dev.fenced.testing;
+package dev.fenced.testing.servers;
 
 import java.io.PrintWriter;
 import java.sql.Connection;

@@ -1,4 +1,6 @@
-package dev.fenced.testing;
+package dev.fenced.testing.servers;
+
+import static org.awaitility.Awaitility.await;
 
 import dev.fenced.embedded.EmbeddedRedis;
 import java.io.IOException;
@@ -7,9 +9,11 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Assumptions;
 
 /**
@@ -44,14 +48,17 @@ public final class TlsRedis implements AutoCloseable {
                     "--tls-ca-cert-file", dir.resolve("ca.crt").toString(), "--tls-auth-clients", "yes"));
             Process server = new ProcessBuilder(command).redirectErrorStream(true)
                     .redirectOutput(dir.resolve("redis.log").toFile()).start();
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (!listening(port)) {
-                if (!server.isAlive() || System.nanoTime() > deadline) {
-                    server.destroyForcibly();
-                    String log = Files.readString(dir.resolve("redis.log"));
-                    unavailable(binary + " did not start with TLS: " + log.strip());
-                }
-                Thread.sleep(50);
+            try {
+                // Listening, or gone: a server that exits (no TLS in this build) is not waited for.
+                await("redis-server listening with TLS on port " + port).atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(50))
+                        .until(() -> listening(port) || !server.isAlive());
+            } catch (ConditionTimeoutException slow) {
+                // reported below with the server's log
+            }
+            if (!listening(port)) {
+                server.destroyForcibly();
+                String log = Files.readString(dir.resolve("redis.log"));
+                unavailable(binary + " did not start with TLS: " + log.strip());
             }
             return new TlsRedis(dir, server, port);
         } catch (IOException e) {
