@@ -1,6 +1,7 @@
 package dev.fenced.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.fenced.fleet.Broker;
 import dev.fenced.fleet.JobStream;
@@ -47,12 +48,10 @@ class WorkerMetricsTest {
                     .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
             String endpoint = endpoint(worker);
             HttpClient http = HttpClient.newHttpClient();
-            String scrape = "";
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (!scrape.contains("fenced_refunds_settled_total{state=\"sent\"} 3.0") && System.nanoTime() < deadline) {
-                Thread.sleep(200);
-                scrape = http.send(HttpRequest.newBuilder(URI.create(endpoint)).build(), HttpResponse.BodyHandlers.ofString()).body();
-            }
+            String scrape = await("the worker settling the job and its meters showing it").atMost(Duration.ofSeconds(60))
+                    .pollInterval(Duration.ofMillis(200))
+                    .until(() -> http.send(HttpRequest.newBuilder(URI.create(endpoint)).build(), HttpResponse.BodyHandlers.ofString()).body(),
+                            body -> body.contains("fenced_refunds_settled_total{state=\"sent\"} 3.0"));
             assertThat(scrape).contains("fenced_refunds_settled_total{state=\"sent\"} 3.0")
                     .contains("fenced_gateway_calls_total{outcome=\"succeeded\"} 3.0")
                     .contains("fenced_lease_acquire_seconds_count{outcome=\"granted\"} 1")

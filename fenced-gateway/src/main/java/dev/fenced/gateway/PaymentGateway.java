@@ -150,6 +150,14 @@ public final class PaymentGateway implements AutoCloseable {
         refunds.faultsEnabled(enabled);
     }
 
+    /**
+     * Refund requests and lookups received and not yet answered, those whose client gave up
+     * waiting included: a test waits for 0 to know the gateway has done all it was asked.
+     */
+    public int requestsInFlight() {
+        return refunds.inFlight();
+    }
+
     /** Every refund created so far, in order. */
     public List<GatewayRefund> ledger() {
         return ledger.all();

@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * {@code /refunds} of {@link PaymentGateway}: creates a refund or replays it under its key, refuses
@@ -22,6 +23,7 @@ final class RefundEndpoint {
     private final Ledger ledger;
     private final Random faults;
     private volatile boolean faultsEnabled = true;
+    private final AtomicInteger inFlight = new AtomicInteger();
 
     RefundEndpoint(GatewayConfig config, Ledger ledger) {
         this.config = config;
@@ -34,11 +36,21 @@ final class RefundEndpoint {
     }
 
     void handle(HttpExchange exchange) throws IOException {
-        GatewayHttp.handle(exchange, () -> switch (exchange.getRequestMethod()) {
-            case "POST" -> create(exchange);
-            case "GET" -> find(exchange);
-            default -> throw new GatewayHttp.HttpError(405, "use GET or POST");
-        });
+        inFlight.incrementAndGet();
+        try {
+            GatewayHttp.handle(exchange, () -> switch (exchange.getRequestMethod()) {
+                case "POST" -> create(exchange);
+                case "GET" -> find(exchange);
+                default -> throw new GatewayHttp.HttpError(405, "use GET or POST");
+            });
+        } finally {
+            inFlight.decrementAndGet();
+        }
+    }
+
+    /** Refund requests and lookups received and not yet answered. */
+    int inFlight() {
+        return inFlight.get();
     }
 
     private GatewayHttp.Response find(HttpExchange exchange) {

@@ -25,7 +25,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import javax.sql.DataSource;
@@ -293,8 +292,9 @@ abstract class FencedRowsContract {
             rows.claim(two, "r_b", 2);
             ExecutorService pool = Executors.newFixedThreadPool(2);
             try {
+                // Whichever claim reaches the database first waits for the other's row lock; the second
+                // closes the cycle, so the two deadlock in either order and need no head start.
                 Future<Throwable> first = pool.submit(() -> attempt(() -> rows.claim(one, "r_b", 1)));
-                Thread.sleep(200);
                 Future<Throwable> second = pool.submit(() -> attempt(() -> rows.claim(two, "r_a", 2)));
                 List<Throwable> outcomes = new ArrayList<>();
                 outcomes.add(first.get(60, TimeUnit.SECONDS));
@@ -434,6 +434,9 @@ abstract class FencedRowsContract {
                 Map<String, Set<Long>> claimers = new ConcurrentHashMap<>();
                 Map<String, List<Long>> confirmers = new ConcurrentHashMap<>();
                 CyclicBarrier start = new CyclicBarrier(connections);
+                // Every holder's claim of a row comes before any holder's confirm of it, as when each
+                // one's gateway call outlasts the others' claims: the widest overlap, in every round.
+                CyclicBarrier claimsDone = new CyclicBarrier(connections);
                 List<Future<?>> futures = new ArrayList<>();
                 for (int w = 0; w < connections; w++) {
                     Connection connection = open.get(w);
@@ -442,9 +445,12 @@ abstract class FencedRowsContract {
                         start.await();
                         for (int r = 0; r < rowCount; r++) {
                             String id = "row_" + r;
-                            if (claim(connection, id, token, fenced)) {
+                            boolean claimed = claim(connection, id, token, fenced);
+                            if (claimed) {
                                 claimers.computeIfAbsent(id, k -> ConcurrentHashMap.newKeySet()).add(token);
-                                Thread.sleep(ThreadLocalRandom.current().nextInt(0, 3)); // the gateway call
+                            }
+                            claimsDone.await(1, TimeUnit.MINUTES);
+                            if (claimed) {
                                 if (confirm(connection, id, token, fenced)) {
                                     confirmers.computeIfAbsent(id, k -> new java.util.concurrent.CopyOnWriteArrayList<>()).add(token);
                                 }

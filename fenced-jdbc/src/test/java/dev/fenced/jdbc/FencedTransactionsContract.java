@@ -166,10 +166,14 @@ abstract class FencedTransactionsContract {
         ExecutorService threads = Executors.newFixedThreadPool(5);
         List<Future<?>> stale = new ArrayList<>();
         CountDownLatch warmedUp = new CountDownLatch(40);
+        CountDownLatch triedAfterTakeover = new CountDownLatch(20);
         for (int t = 0; t < 4; t++) {
             stale.add(threads.submit(() -> {
                 while (!stop.get()) {
                     String phase = takenOver.get() ? "after" : "before";
+                    if (phase.equals("after")) {
+                        triedAfterTakeover.countDown();
+                    }
                     try (Connection c = begin(isolation)) {
                         try {
                             transaction(c, resource, 1, phase, guard);  // holder A: this test's instance
@@ -212,7 +216,7 @@ abstract class FencedTransactionsContract {
                 }
             }
         }
-        Thread.sleep(300); // let A's threads begin transactions after the takeover
+        assertThat(triedAfterTakeover.await(60, TimeUnit.SECONDS)).as("holder A began transactions after the takeover").isTrue();
         stop.set(true);
         for (Future<?> f : stale) {
             f.get(60, TimeUnit.SECONDS);

@@ -1,6 +1,7 @@
 package dev.fenced.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.fenced.Lease;
 import dev.fenced.StoreUnavailableException;
@@ -9,7 +10,6 @@ import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import java.time.Duration;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 
 /** What the Sentinel and Cluster failover tests share: a token taken and replicated, then the lease taken again after the kill. */
 final class Failovers {
@@ -33,17 +33,10 @@ final class Failovers {
     }
 
     /** The next lease on {@code resource}, retried while the store cannot answer (no primary yet, or not found yet). */
-    static Lease leaseAfterFailover(RedisLeaseStore store, String resource) throws InterruptedException {
-        Optional<Lease> after = Optional.empty();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (after.isEmpty() && System.nanoTime() < deadline) {
-            try {
-                after = store.tryAcquire(resource, Duration.ofSeconds(5));
-            } catch (StoreUnavailableException e) {
-                Thread.sleep(200); // the replica is not promoted yet, or the store has not seen it
-            }
-        }
-        assertThat(after).as("a lease from the promoted replica within 60 s").isPresent();
-        return after.get();
+    static Lease leaseAfterFailover(RedisLeaseStore store, String resource) {
+        // StoreUnavailable while the replica is not promoted yet, or the store has not seen it
+        return await("a lease from the promoted replica").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200))
+                .ignoreException(StoreUnavailableException.class)
+                .until(() -> store.tryAcquire(resource, Duration.ofSeconds(5)), Optional::isPresent).get();
     }
 }

@@ -2,6 +2,7 @@ package dev.fenced.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import dev.fenced.CounterLostException;
 import dev.fenced.FencedExecutor;
@@ -517,21 +518,13 @@ class RedisLeaseStoreTest extends LeaseStoreContract {
 
     /** The caller's retry: the first command on a connection to a restarted server may find it reset. */
     private static <T> T afterReconnect(java.util.function.Supplier<T> call) {
-        for (int attempt = 1; ; attempt++) {
-            try {
-                return call.get();
-            } catch (StoreUnavailableException e) {
-                if (attempt == 30) {
-                    throw e;
-                }
-                try {
-                    Thread.sleep(100);
-                } catch (InterruptedException interrupted) {
-                    Thread.currentThread().interrupt();
-                    throw e;
-                }
-            }
-        }
+        java.util.concurrent.atomic.AtomicReference<T> answer = new java.util.concurrent.atomic.AtomicReference<>();
+        await("an answer from the restarted server").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
+                .ignoreException(StoreUnavailableException.class).until(() -> {
+                    answer.set(call.get());
+                    return true;
+                });
+        return answer.get();
     }
 
     @Test

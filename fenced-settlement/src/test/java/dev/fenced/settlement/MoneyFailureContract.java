@@ -164,7 +164,9 @@ abstract class MoneyFailureContract {
                     .settle(merchant);
             assertThat(lost.result()).isEqualTo(Result.GATEWAY_UNAVAILABLE);
             assertThat(states(merchant)).as("in doubt: still sending").containsExactly(Map.entry("sending", 3L));
-            Thread.sleep(600); // the gateway finishes the requests the client gave up on
+            // each request takes the gateway 400 ms, after the client gave up at 150: it pays them all, later
+            await("the gateway answering the requests the client gave up on").atMost(Duration.ofSeconds(30))
+                    .until(() -> gateway.requestsInFlight() == 0);
             SettlementOutcome next = worker(gateway).build().settle(merchant);
             if (control) {
                 assertThat(refundsOf(gateway.ledger(), merchant)).as("control: retries without idempotency pay twice").hasSizeGreaterThan(3);
