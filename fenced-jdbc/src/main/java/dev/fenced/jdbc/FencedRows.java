@@ -58,6 +58,10 @@ public final class FencedRows {
     private FencedRows(FencedTable table, JdbcDialect dialect, FencedObserver observer) {
         this.refusalReport = new RefusalReport(FencedObserver.all(Objects.requireNonNull(observer, "observer")));
         this.table = Objects.requireNonNull(table, "table");
+        if (!table.hasStates()) {
+            throw new IllegalArgumentException(table.table() + " names no states: fenced rows move between them;"
+                    + " give them with FencedTable.Builder.states(pending, claimed, done)");
+        }
         this.sql = new Sql(table);
         this.fixedDialect = dialect;
         this.finishStatements = new FinishStatements(table, sql);
