@@ -29,7 +29,7 @@ final class PairedWrites {
     private static final String PLAIN_CONFIRM = "UPDATE " + TABLE + " SET state = ?, gateway_reference = ? WHERE id = ? AND state = ?";
 
     private final Connection connection;
-    private final FencedRows rows = FencedRows.of(FencedTable.builder(TABLE).build());
+    private final FencedRows rows = FencedRows.of(FencedTable.builder(TABLE).states("pending", "sending", "sent").build());
     private int next;
     private long token;
 

@@ -3,7 +3,6 @@ package dev.fenced.jdbc;
 import dev.fenced.FenceViolation;
 import dev.fenced.FencedException;
 import dev.fenced.FencedObserver;
-import dev.fenced.LogKeys;
 import dev.fenced.RowNotFoundException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -18,9 +17,6 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.stream.Collectors;
 import javax.sql.DataSource;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-import org.slf4j.MDC;
 
 /**
  * Fenced writes on one {@link FencedTable}: the database refuses a write whose token is stale.
@@ -49,20 +45,23 @@ import org.slf4j.MDC;
 public final class FencedRows {
     /** Upper bound on ids in one batch claim, below every driver's parameter limit. */
     public static final int MAX_BATCH = 10_000;
-    private static final Logger LOG = LoggerFactory.getLogger(FencedRows.class);
 
     private final FencedTable table;
     private final Sql sql;
     private final JdbcDialect fixedDialect;
     private final FinishStatements finishStatements;
     private final RefusalReadBack readBack;
-    private final FencedObserver observer;
+    private final RefusalReport refusalReport;
     /** Set once the table's shape passed {@link SchemaCheck}: the first claim checks it, later ones do not. */
     private volatile boolean schemaChecked;
 
     private FencedRows(FencedTable table, JdbcDialect dialect, FencedObserver observer) {
-        this.observer = FencedObserver.all(Objects.requireNonNull(observer, "observer"));
+        this.refusalReport = new RefusalReport(FencedObserver.all(Objects.requireNonNull(observer, "observer")));
         this.table = Objects.requireNonNull(table, "table");
+        if (!table.hasStates()) {
+            throw new IllegalArgumentException(table.table() + " names no states: fenced rows move between them;"
+                    + " give them with FencedTable.Builder.states(pending, claimed, done)");
+        }
         this.sql = new Sql(table);
         this.fixedDialect = dialect;
         this.finishStatements = new FinishStatements(table, sql);
@@ -250,7 +249,7 @@ public final class FencedRows {
      * {@code SpringFencedRows}): a second connection would wait on the row locks the first holds.
      */
     public void claim(DataSource dataSource, Object id, long token) {
-        inAutoCommit(dataSource, connection -> {
+        AutoCommitWork.run(dataSource, table.table(), connection -> {
             claim(connection, id, token);
             return null;
         });
@@ -258,7 +257,7 @@ public final class FencedRows {
 
     /** {@link #confirm(Connection, Object, long, Map)} on a connection of its own, as {@link #claim(DataSource, Object, long)}. */
     public void confirm(DataSource dataSource, Object id, long token, Map<String, ?> alsoSet) {
-        inAutoCommit(dataSource, connection -> {
+        AutoCommitWork.run(dataSource, table.table(), connection -> {
             confirm(connection, id, token, alsoSet);
             return null;
         });
@@ -266,43 +265,7 @@ public final class FencedRows {
 
     /** {@link #claimAll(Connection, List, long)} on a connection of its own, as {@link #claim(DataSource, Object, long)}. */
     public BatchClaim claimAll(DataSource dataSource, List<?> ids, long token) {
-        return inAutoCommit(dataSource, connection -> claimAll(connection, ids, token));
-    }
-
-    private interface ConnectionWork<T> {
-        T run(Connection connection);
-    }
-
-    /**
-     * Runs {@code work} in auto-commit, so that it is committed before the connection goes back to
-     * the pool (a pool set to {@code autoCommit=false} would roll it back), then puts auto-commit
-     * back as it found it.
-     */
-    private <T> T inAutoCommit(DataSource dataSource, ConnectionWork<T> work) {
-        try (Connection connection = dataSource.getConnection()) {
-            boolean found = connection.getAutoCommit();
-            if (!found) {
-                connection.setAutoCommit(true);
-            }
-            try {
-                return work.run(connection);
-            } finally {
-                if (!found) {
-                    restoreManualCommit(connection);
-                }
-            }
-        } catch (SQLException e) {
-            throw SqlErrors.translate(null, "connection to the database for " + table.table(), e);
-        }
-    }
-
-    /** A connection that cannot take it back is broken, and its pool discards it; the write was committed already. */
-    private static void restoreManualCommit(Connection connection) {
-        try {
-            connection.setAutoCommit(false);
-        } catch (SQLException brokenConnection) {
-            // what the write did, or why it was refused, is the answer; not this
-        }
+        return AutoCommitWork.run(dataSource, table.table(), connection -> claimAll(connection, ids, token));
     }
 
     private FencedException refusal(String operation, Connection connection, Object id, long token) throws SQLException {
@@ -313,25 +276,8 @@ public final class FencedRows {
         return toState.equals(table.doneState()) ? "confirm" : "finish";
     }
 
-    /** Logs a refused write (one line for a batch) and tells the observer of each violation. */
     private Map<Object, FencedException> report(String operation, long token, Map<Object, FencedException> refusals) {
-        FenceViolation first = null;
-        int violations = 0;
-        for (FencedException refusal : refusals.values()) {
-            if (refusal instanceof FenceViolation violation) {
-                observer.fenceViolation(operation, violation);
-                first = first == null ? violation : first;
-                violations++;
-            }
-        }
-        if (first != null) {
-            try (MDC.MDCCloseable t = MDC.putCloseable(LogKeys.TOKEN, Long.toString(token));
-                 MDC.MDCCloseable r = MDC.putCloseable(LogKeys.ROW, String.valueOf(first.rowId()))) {
-                LOG.warn("fenced {} refused{}: {}", operation, violations == 1 ? "" : " for " + violations + " rows, the first",
-                        first.getMessage());
-            }
-        }
-        return refusals;
+        return refusalReport.report(operation, token, refusals);
     }
 
     /** Why each of {@code ids} was refused; the dialect is only looked up when there is one. */

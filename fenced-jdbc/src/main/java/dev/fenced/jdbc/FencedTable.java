@@ -9,9 +9,11 @@ import java.util.Optional;
  * checked as a SQL identifier when the table is built, so nothing from configuration reaches SQL
  * unchecked. State values are bound as parameters.
  *
- * <p>Defaults follow the article: columns {@code id}, {@code state}, {@code fence}; a row is
- * claimed from {@code pending} (or taken over from {@code sending}) into {@code sending}, and
- * confirmed into {@code sent}.
+ * <p>Columns default to {@code id}, {@code state} and {@code fence}. The states have no default: a
+ * table knows nothing of what its rows are, so the application names the three a fenced row moves
+ * through ({@link Builder#states}: claimable, claimed, done), as the reference worker's refund table
+ * names {@code pending}, {@code sending} and {@code sent}. {@link FencedRows} needs them; a table used
+ * only for its fences ({@link JdbcFenceFloor}, {@link SchemaCheck}) does not.
  */
 public final class FencedTable {
     private final String table;
@@ -29,13 +31,19 @@ public final class FencedTable {
         this.stateColumn = SqlIdentifiers.column("state column", b.stateColumn);
         this.fenceColumn = SqlIdentifiers.column("fence column", b.fenceColumn);
         this.scopeColumn = b.scopeColumn == null ? null : SqlIdentifiers.column("scope column", b.scopeColumn);
-        this.pendingState = SqlIdentifiers.state("pending state", b.pendingState);
-        this.claimedState = SqlIdentifiers.state("claimed state", b.claimedState);
-        this.doneState = SqlIdentifiers.state("done state", b.doneState);
-        // Case-insensitively, as MariaDB's default collations compare them.
-        if (List.of(pendingState, claimedState, doneState).stream().map(String::toLowerCase).distinct().count() != 3) {
-            throw new IllegalArgumentException("pending, claimed and done states must differ, got "
-                    + pendingState + ", " + claimedState + ", " + doneState);
+        if (b.statesGiven) {
+            this.pendingState = SqlIdentifiers.state("pending state", b.pendingState);
+            this.claimedState = SqlIdentifiers.state("claimed state", b.claimedState);
+            this.doneState = SqlIdentifiers.state("done state", b.doneState);
+            // Case-insensitively, as MariaDB's default collations compare them.
+            if (List.of(pendingState, claimedState, doneState).stream().map(String::toLowerCase).distinct().count() != 3) {
+                throw new IllegalArgumentException("pending, claimed and done states must differ, got "
+                        + pendingState + ", " + claimedState + ", " + doneState);
+            }
+        } else {
+            this.pendingState = null;
+            this.claimedState = null;
+            this.doneState = null;
         }
         List<String> columns = scopeColumn == null ? List.of(idColumn, stateColumn, fenceColumn)
                 : List.of(idColumn, stateColumn, fenceColumn, scopeColumn);
@@ -44,7 +52,7 @@ public final class FencedTable {
         }
     }
 
-    /** Starts a builder for {@code table} with the article's column and state names. */
+    /** Starts a builder for {@code table} with the columns {@code id}, {@code state} and {@code fence}, and no states. */
     public static Builder builder(String table) {
         return new Builder(table);
     }
@@ -70,22 +78,38 @@ public final class FencedTable {
         return Optional.ofNullable(scopeColumn);
     }
 
+    /** True when the builder was given the states ({@link Builder#states}); {@link FencedRows} requires them. */
+    public boolean hasStates() {
+        return pendingState != null;
+    }
+
+    /** The state a row is claimed from; an IllegalStateException when the table names no states. */
     public String pendingState() {
-        return pendingState;
+        return requireStates(pendingState);
     }
 
+    /** The state of a claimed row, in flight; an IllegalStateException when the table names no states. */
     public String claimedState() {
-        return claimedState;
+        return requireStates(claimedState);
     }
 
+    /** The state a confirm moves a row to; an IllegalStateException when the table names no states. */
     public String doneState() {
-        return doneState;
+        return requireStates(doneState);
+    }
+
+    private String requireStates(String state) {
+        if (state == null) {
+            throw new IllegalStateException(table + " names no states; give them with FencedTable.Builder.states(pending, claimed, done)");
+        }
+        return state;
     }
 
     @Override
     public String toString() {
         return "FencedTable[" + table + " id=" + idColumn + " state=" + stateColumn + " fence=" + fenceColumn
-                + (scopeColumn == null ? "" : " scope=" + scopeColumn) + " " + pendingState + "->" + claimedState + "->" + doneState + "]";
+                + (scopeColumn == null ? "" : " scope=" + scopeColumn)
+                + (hasStates() ? " " + pendingState + "->" + claimedState + "->" + doneState : "") + "]";
     }
 
     /** Builds a {@link FencedTable}; {@link #build()} validates every name. */
@@ -95,9 +119,10 @@ public final class FencedTable {
         private String stateColumn = "state";
         private String fenceColumn = "fence";
         private String scopeColumn;
-        private String pendingState = "pending";
-        private String claimedState = "sending";
-        private String doneState = "sent";
+        private boolean statesGiven;
+        private String pendingState;
+        private String claimedState;
+        private String doneState;
 
         private Builder(String table) {
             this.table = table;
@@ -123,8 +148,9 @@ public final class FencedTable {
             return this;
         }
 
-        /** The state names: claimable, claimed (in flight), done. */
+        /** The state names: claimable, claimed (in flight), done; required by {@link FencedRows}, none by default. */
         public Builder states(String pending, String claimed, String done) {
+            this.statesGiven = true;
             this.pendingState = pending;
             this.claimedState = claimed;
             this.doneState = done;

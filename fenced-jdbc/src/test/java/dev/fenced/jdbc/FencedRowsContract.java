@@ -53,7 +53,7 @@ abstract class FencedRowsContract {
         dataSource = createDataSource();
         execute("CREATE TABLE " + tableName + " (id VARCHAR(64) PRIMARY KEY, merchant VARCHAR(64) NOT NULL,"
                 + " state VARCHAR(16) NOT NULL, fence BIGINT NOT NULL DEFAULT 0, note VARCHAR(200))");
-        rows = FencedRows.of(FencedTable.builder(tableName).scopeColumn("merchant").build());
+        rows = FencedRows.of(FencedTable.builder(tableName).scopeColumn("merchant").states("pending", "sending", "sent").build());
     }
 
     @AfterAll

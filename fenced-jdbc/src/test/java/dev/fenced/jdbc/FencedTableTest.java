@@ -9,13 +9,25 @@ import org.junit.jupiter.api.Test;
 
 class FencedTableTest {
     @Test
-    void defaultsFollowTheArticle() {
-        FencedTable table = FencedTable.builder("billing.refund").scopeColumn("merchant").build();
+    void columnsHaveDefaultsAndStatesAreTheApplications() {
+        FencedTable table = FencedTable.builder("billing.refund").scopeColumn("merchant").states("pending", "sending", "sent").build();
         assertThat(table.table()).isEqualTo("billing.refund");
+        assertThat(table.idColumn()).isEqualTo("id");
+        assertThat(table.stateColumn()).isEqualTo("state");
+        assertThat(table.fenceColumn()).isEqualTo("fence");
         assertThat(table.pendingState()).isEqualTo("pending");
         assertThat(table.claimedState()).isEqualTo("sending");
         assertThat(table.doneState()).isEqualTo("sent");
         assertThat(table.scopeColumn()).contains("merchant");
+    }
+
+    /** A generic table knows no refund words: without states it serves its fences, and fenced rows refuse it. */
+    @Test
+    void aTableWithoutStatesHasNoneByDefaultAndFencedRowsAskForThem() {
+        FencedTable table = FencedTable.builder("jobs").build();
+        assertThat(table.hasStates()).isFalse();
+        assertThatThrownBy(table::pendingState).isInstanceOf(IllegalStateException.class).hasMessageContaining("states(");
+        assertThatThrownBy(() -> FencedRows.of(table)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("states(");
     }
 
     @ParameterizedTest

@@ -37,7 +37,7 @@ class MariaDbFencedRowsTest extends FencedRowsContract {
             s.execute("DROP TABLE IF EXISTS " + table);
             s.execute("CREATE TABLE " + table + " (id VARCHAR(64) PRIMARY KEY, state VARCHAR(16) NOT NULL, fence BIGINT NOT NULL DEFAULT 0)");
             s.execute("INSERT INTO " + table + " (id, state) VALUES ('r_1', 'pending'), ('r_2', 'pending')");
-            BatchClaim claim = FencedRows.of(FencedTable.builder(table).build()).claimAll(c, java.util.List.of("R_1 ", "r_2"), 7);
+            BatchClaim claim = FencedRows.of(refundLike(table)).claimAll(c, java.util.List.of("R_1 ", "r_2"), 7);
             assertThat(claim.claimed()).hasSize(2);
             assertThat(claim.refusals()).isEmpty();
             s.execute("DROP TABLE " + table);
@@ -58,7 +58,7 @@ class MariaDbFencedRowsTest extends FencedRowsContract {
             s.execute("CREATE TABLE " + table + " (id VARCHAR(64) PRIMARY KEY, state VARCHAR(16) NOT NULL, fence BIGINT NOT NULL DEFAULT 0)");
             s.execute("INSERT INTO " + table + " (id, state, fence) VALUES ('r_1', 'sending', 40)");
         }
-        FencedRows rows = FencedRows.of(FencedTable.builder(table).build());
+        FencedRows rows = FencedRows.of(refundLike(table));
         try (Connection stale = dataSource().getConnection(); Connection newer = dataSource().getConnection()) {
             stale.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
             stale.setAutoCommit(false);
@@ -90,7 +90,7 @@ class MariaDbFencedRowsTest extends FencedRowsContract {
             s.execute("CREATE TABLE " + table + " (id VARCHAR(64) PRIMARY KEY, state VARCHAR(16) NOT NULL,"
                     + " fence BIGINT NOT NULL DEFAULT 0, note VARCHAR(200))");
             s.execute("INSERT INTO " + table + " (id, state, fence) VALUES ('r_1', 'sending', 10), ('r_2', 'sending', 11), ('r_3', 'sending', 10)");
-            FencedRows rows = FencedRows.of(FencedTable.builder(table).build());
+            FencedRows rows = FencedRows.of(refundLike(table));
             Map<String, Map<String, String>> batch = new LinkedHashMap<>();
             batch.put("r_1", Map.of("note", "gw_1"));
             batch.put("r_2", Map.of("note", "gw_2"));
@@ -100,5 +100,10 @@ class MariaDbFencedRowsTest extends FencedRowsContract {
             assertThat(confirm.refusal("r_2").orElseThrow()).isInstanceOf(FenceViolation.class);
             s.execute("DROP TABLE " + table);
         }
+    }
+
+    /** A table with the refund table's states, which these tests' rows are written in. */
+    private static FencedTable refundLike(String table) {
+        return FencedTable.builder(table).states("pending", "sending", "sent").build();
     }
 }

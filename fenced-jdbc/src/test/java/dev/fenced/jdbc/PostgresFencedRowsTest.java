@@ -28,7 +28,7 @@ class PostgresFencedRowsTest extends FencedRowsContract {
             s.execute("DROP TABLE IF EXISTS " + table);
             s.execute("CREATE TABLE " + table + " (id VARCHAR(64) PRIMARY KEY, state VARCHAR(16) NOT NULL, fence BIGINT NOT NULL DEFAULT 0)");
             s.execute("INSERT INTO " + table + " (id, state, fence) VALUES ('r_1', 'pending', 0), ('r_2', 'sending', 9)");
-            BatchClaim claim = FencedRows.of(FencedTable.builder(table).build(), PostgresDialect.INSTANCE).claimAll(c, java.util.List.of("r_1", "r_2"), 5);
+            BatchClaim claim = FencedRows.of(refundLike(table), PostgresDialect.INSTANCE).claimAll(c, java.util.List.of("r_1", "r_2"), 5);
             assertThat(claim.claimed()).containsExactly("r_1");
             assertThat(((FenceViolation) claim.refusals().get("r_2")).storedFence()).isEqualTo(9L);
             s.execute("DROP TABLE " + table);
@@ -48,7 +48,7 @@ class PostgresFencedRowsTest extends FencedRowsContract {
         execute("CREATE TABLE " + table + " (id VARCHAR(64) PRIMARY KEY, state VARCHAR(16) NOT NULL, fence BIGINT NOT NULL)");
         try {
             execute("INSERT INTO " + table + " VALUES ('r_1', 'pending', 0)");
-            FencedRows fenced = FencedRows.of(FencedTable.builder(table).build());
+            FencedRows fenced = FencedRows.of(refundLike(table));
             try (Connection older = dataSource().getConnection(); Connection newer = dataSource().getConnection()) {
                 older.setAutoCommit(false);
                 older.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
@@ -68,5 +68,10 @@ class PostgresFencedRowsTest extends FencedRowsContract {
         } finally {
             execute("DROP TABLE " + table);
         }
+    }
+
+    /** A table with the refund table's states, which these tests' rows are written in. */
+    private static FencedTable refundLike(String table) {
+        return FencedTable.builder(table).states("pending", "sending", "sent").build();
     }
 }

@@ -2,37 +2,32 @@ package dev.fenced.micrometer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fenced.FenceViolation;
 import dev.fenced.FencedExecutor;
 import dev.fenced.Lease;
-import dev.fenced.gateway.GatewayClient;
-import dev.fenced.gateway.GatewayConfig;
-import dev.fenced.gateway.PaymentGateway;
 import dev.fenced.jdbc.FencedRows;
 import dev.fenced.jdbc.FencedSchema;
+import dev.fenced.jdbc.FencedTable;
 import dev.fenced.jdbc.FencedTransactions;
 import dev.fenced.jdbc.JdbcFenceFloor;
 import dev.fenced.jdbc.StaleTransactionException;
 import dev.fenced.redis.RedisLeaseStore;
 import dev.fenced.redis.TokenPolicy;
-import dev.fenced.settlement.Merchants;
-import dev.fenced.settlement.RefundSchema;
-import dev.fenced.settlement.RefundSeeder;
-import dev.fenced.settlement.SettlementOutcome;
-import dev.fenced.settlement.SettlementWorker;
 import dev.fenced.testing.servers.TestDatabases;
 import dev.fenced.testing.servers.TestRedis;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
-import java.math.BigDecimal;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
@@ -42,17 +37,22 @@ import java.util.UUID;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * Every decision the library reports, made for real against Redis, PostgreSQL and the gateway
- * over HTTP, and read back from a {@link SimpleMeterRegistry}; the README's metrics table must
- * name exactly these meters with exactly these tags.
+ * Every decision the library reports, made for real against Redis and PostgreSQL, and read back
+ * from a {@link SimpleMeterRegistry}; the README's metrics table must name exactly these meters
+ * with exactly these tags. The settlement worker's meters are checked beside the worker
+ * ({@code SettlementMetersTest} in {@code fenced-settlement}), against the table that follows.
  */
 class FencedMetersTest {
     private static final Path README = Path.of("..", "README.md");
+    /** A table of this test's own: the library's meters need no application table. */
+    private static final FencedTable JOBS = FencedTable.builder("meters_job").scopeColumn("scope").states("pending", "claimed", "done")
+            .build();
     private static HikariDataSource db;
 
     @BeforeAll
@@ -61,8 +61,22 @@ class FencedMetersTest {
         config.setJdbcUrl(TestDatabases.postgresUrl());
         config.setMaximumPoolSize(6);
         db = new HikariDataSource(config);
-        RefundSchema.migrate(db);
         FencedSchema.migrate(db);
+        try (Connection connection = db.getConnection(); Statement statement = connection.createStatement()) {
+            statement.execute("CREATE TABLE IF NOT EXISTS meters_job (id VARCHAR(64) PRIMARY KEY, scope VARCHAR(64) NOT NULL,"
+                    + " state VARCHAR(16) NOT NULL, fence BIGINT NOT NULL DEFAULT 0)");
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static void insertPending(String id, String scope) throws SQLException {
+        try (Connection connection = db.getConnection();
+             PreparedStatement insert = connection.prepareStatement("INSERT INTO meters_job (id, scope, state) VALUES (?, ?, 'pending')")) {
+            insert.setString(1, id);
+            insert.setString(2, scope);
+            insert.executeUpdate();
+        }
     }
 
     @AfterAll
@@ -74,27 +88,19 @@ class FencedMetersTest {
     void everyDecisionIsCountedUnderTheNamesTheReadmeTables() throws Exception {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         FencedMeters meters = FencedMeters.in(registry);
-        String merchant = "m_" + UUID.randomUUID().toString().substring(0, 8);
-        String resource = Merchants.resource(merchant);
-        RefundSeeder.seed(db, merchant, merchant + "_r", 6, new BigDecimal("600.00"), "EUR");
+        String scope = "s_" + UUID.randomUUID().toString().substring(0, 8);
+        String resource = "job:" + scope;
         try (RedisLeaseStore leases = RedisLeaseStore.builder(TestRedis.uri()).observer(meters)
-                .tokens(TokenPolicy.redisCounter(JdbcFenceFloor.of(db, RefundSchema.table(), Merchants::merchantOf))).build();
-             PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().refuseAbove(new BigDecimal("1000.00")).build())) {
+                .tokens(TokenPolicy.redisCounter(JdbcFenceFloor.of(db, JOBS, r -> r.substring("job:".length())))).build()) {
             // Granted, then busy.
             Lease first = leases.tryAcquire(resource, Duration.ofMillis(300)).orElseThrow();
             assertThat(leases.tryAcquire(resource, Duration.ofSeconds(5))).isEmpty();
             assertThat(first.renew(Duration.ofMillis(200))).isTrue();
+            // A row written under the first token: the fence a lost counter is reseeded from.
+            insertPending(scope + "_j001", scope);
+            FencedRows.of(JOBS).claim(db, scope + "_j001", first.token());
             awaitExpiry(leases, resource);
             assertThat(first.renew(Duration.ofSeconds(5))).as("expired: the renewal finds it gone").isFalse();
-
-            // A settlement: gateway answers by outcome and refunds by final state (one refused above 1000.00).
-            SettlementWorker worker = SettlementWorker.builder().leaseStore(leases).dataSource(db)
-                    .gateway(GatewayClient.of(gateway.url(), Duration.ofSeconds(2))).ttl(Duration.ofSeconds(10))
-                    .listener(SettlementMeters.in(registry)).build();
-            assertThat(worker.settle(merchant).sent()).isEqualTo(6);
-            String big = merchant + "b";
-            RefundSeeder.seed(db, big, big + "_r", 1, new BigDecimal("2500.00"), "EUR");
-            assertThat(worker.settle(big).failed()).isEqualTo(1);
 
             // The counter lost, reseeded from the rows' fences; then found behind a stored fence, raised.
             leases.forget(resource);
@@ -105,11 +111,11 @@ class FencedMetersTest {
             leases.observeStoredFence(resource, reseeded + 10);
 
             // Refused writes: a stale claim, a stale transaction; the executor's runs by status.
-            FencedRows rows = FencedRows.of(RefundSchema.table()).observedBy(meters);
-            String late = merchant + "l";
-            RefundSeeder.seed(db, late, late + "_r", 1, new BigDecimal("1.00"), "EUR");
-            rows.claim(db, late + "_r001", reseeded + 20);
-            assertThatThrownBy(() -> rows.claim(db, late + "_r001", reseeded + 19)).isInstanceOf(FenceViolation.class);
+            FencedRows rows = FencedRows.of(JOBS).observedBy(meters);
+            String late = scope + "_l001";
+            insertPending(late, scope);
+            rows.claim(db, late, reseeded + 20);
+            assertThatThrownBy(() -> rows.claim(db, late, reseeded + 19)).isInstanceOf(FenceViolation.class);
             FencedTransactions transactions = FencedTransactions.create().observedBy(meters);
             transactions.inTransaction(db, resource, reseeded + 20, c -> null);
             assertThatThrownBy(() -> transactions.inTransaction(db, resource, reseeded + 19, c -> null))
@@ -119,7 +125,7 @@ class FencedMetersTest {
             FencedExecutor executor = FencedExecutor.builder(leases).ttl(Duration.ofSeconds(5)).observer(meters).build();
             assertThat(executor.execute(resource, Lease::token).status()).isEqualTo(FencedExecutor.Status.EXECUTED);
             FencedExecutor.Outcome<Object> refused = executor.execute(resource, lease -> {
-                rows.claim(db, late + "_r001", lease.token());
+                rows.claim(db, late, lease.token());
                 return null;
             });
             assertThat(refused.status()).isEqualTo(FencedExecutor.Status.FENCED_OUT);
@@ -142,20 +148,13 @@ class FencedMetersTest {
         assertThat(count(registry, FencedMeters.RUNS, "status", "executed")).isEqualTo(2);
         assertThat(count(registry, FencedMeters.RUNS, "status", "fenced_out")).isEqualTo(1);
         assertThat(count(registry, FencedMeters.RUNS, "status", "busy")).isEqualTo(1);
-        assertThat(count(registry, SettlementMeters.GATEWAY_CALLS, "outcome", "succeeded")).isEqualTo(6);
-        assertThat(count(registry, SettlementMeters.GATEWAY_CALLS, "outcome", "rejected")).isEqualTo(1);
-        assertThat(count(registry, SettlementMeters.SETTLED, "state", "sent")).isEqualTo(6);
-        assertThat(count(registry, SettlementMeters.SETTLED, "state", "failed")).isEqualTo(1);
 
-        assertThat(readmeTable()).as("the README's metrics table: name -> tag keys").isEqualTo(tagKeysByName(registry));
+        assertThat(readmeTable("### Metrics")).as("the README's metrics table: name -> tag keys").isEqualTo(tagKeysByName(registry));
     }
 
-    /**
-     * A fresh lease of 300 ms renewed to 200 ms expires by Redis's clock, which no test can move:
-     * polled until Redis no longer names a holder, never waited for a fixed time.
-     */
+    /** A fresh lease of 300 ms renewed to 200 ms expires by Redis's clock, not ours: poll Redis until it drops it, at most 5 s. */
     private static void awaitExpiry(RedisLeaseStore leases, String resource) {
-        await("the lease on " + resource + " expired by Redis's clock").atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(20))
+        Awaitility.await("lease expired within 5 s").atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(20))
                 .until(() -> leases.inspect(resource).holder() == null);
     }
 
@@ -170,12 +169,15 @@ class FencedMetersTest {
                 Collectors.flatMapping(meter -> meter.getId().getTags().stream().map(Tag::getKey), Collectors.toCollection(TreeSet::new))));
     }
 
-    /** Rows of the README's metrics table: | `name` | type | `tag`: values | meaning |. */
-    private static Map<String, Set<String>> readmeTable() throws IOException {
+    /**
+     * Rows of the README's table under {@code heading}, up to the next heading of any level:
+     * | `name` | type | `tag`: values | meaning |.
+     */
+    private static Map<String, Set<String>> readmeTable(String heading) throws IOException {
         String readme = Files.readString(README);
-        int start = readme.indexOf("### Metrics");
-        assertThat(start).as("README has a Metrics section").isNotNegative();
-        String section = readme.substring(start, readme.indexOf("\n## ", start));
+        int start = readme.indexOf(heading + "\n");
+        assertThat(start).as("README has a section " + heading).isNotNegative();
+        String section = readme.substring(start, readme.indexOf("\n#", start + heading.length()));
         Map<String, Set<String>> table = new TreeMap<>();
         Matcher row = Pattern.compile("(?m)^\\| `(fenced\\.[a-z.]+)` \\| [a-z]+ \\| ([^|]*) \\|").matcher(section);
         while (row.find()) {

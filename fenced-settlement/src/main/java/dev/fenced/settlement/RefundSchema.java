@@ -16,12 +16,13 @@ public final class RefundSchema {
     public static final String HISTORY_TABLE = "fenced_settlement_history";
     public static final String SCRIPTS = "dev/fenced/settlement/migration";
 
-    private static final FencedTable REFUND = FencedTable.builder(TABLE).scopeColumn("merchant").build();
+    /** A refund waits {@code pending}, is {@code sending} while its gateway call may be out, and is {@code sent} once confirmed. */
+    private static final FencedTable REFUND = FencedTable.builder(TABLE).scopeColumn("merchant").states("pending", "sending", "sent").build();
 
     private RefundSchema() {
     }
 
-    /** The refund table as a {@link FencedTable}, scoped by merchant. */
+    /** The refund table as a {@link FencedTable}, scoped by merchant, with the refund's states. */
     public static FencedTable table() {
         return REFUND;
     }

@@ -5,61 +5,81 @@ import dev.fenced.FencedException;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import javax.sql.DataSource;
 
 /**
  * A run's writes on its rows, each through the worker's {@link RefundWrites} under the run's token:
  * claims in one transaction (all or none), confirms as one auto-committed batch, and the fenced
  * moves of a claimed row to {@code failed} or back to {@code pending}. Each is committed before the
  * run reports it, whatever auto-commit the pool hands out, and the connection goes back as it came.
+ * It only writes and says what happened: counting and reporting are the caller's.
  */
 final class RunWrites {
-    private final SettlementRun run;
+    private final DataSource dataSource;
+    private final RefundWrites writes;
+    private final long token;
+    private final SettlementWorker.PhaseHook hook;
 
-    RunWrites(SettlementRun run) {
-        this.run = run;
+    RunWrites(DataSource dataSource, RefundWrites writes, long token, SettlementWorker.PhaseHook hook) {
+        this.dataSource = dataSource;
+        this.writes = writes;
+        this.token = token;
+        this.hook = hook;
+    }
+
+    /** What a claim of several rows came to: all claimed (less those found finished), or none. */
+    sealed interface ClaimResult {
+        /**
+         * The claim committed. {@code claimed} are the rows now this run's; {@code finishedEarlier} were left out,
+         * finished by an earlier holder after this run read them; of those, {@code failedEarlier} it finished as failed.
+         */
+        record Claimed(List<String> claimed, List<String> finishedEarlier, Set<String> failedEarlier) implements ClaimResult {
+        }
+
+        /** A row was refused (the first one is named): the claim was rolled back whole, nothing changed. */
+        record Refused(String refundId, FencedException refusal) implements ClaimResult {
+        }
     }
 
     /** A definitive refusal: the claimed row becomes failed with the reason, under the same fence as a confirm. */
     void markFailed(String refundId, String reason) throws SQLException {
-        try (Connection connection = run.worker.dataSource.getConnection()) {
+        try (Connection connection = dataSource.getConnection()) {
             boolean autoCommit = autoCommitOn(connection);
             try {
-                run.worker.writes.fail(connection, refundId, run.token, reason);
+                writes.fail(connection, refundId, token, reason);
             } finally {
                 restore(connection, autoCommit);
             }
         }
-        run.failed.incrementAndGet();
-        run.emit(SettlementEvent.Type.FAILED, refundId, reason);
     }
 
     /** Nothing of the claimed row reached the gateway: back to pending, fenced, for the next run. */
-    void putBack(String refundId, String why) throws SQLException {
-        try (Connection connection = run.worker.dataSource.getConnection()) {
+    void putBack(String refundId) throws SQLException {
+        try (Connection connection = dataSource.getConnection()) {
             boolean autoCommit = autoCommitOn(connection);
             try {
-                run.worker.writes.release(connection, refundId, run.token);
+                writes.release(connection, refundId, token);
             } finally {
                 restore(connection, autoCommit);
             }
         }
-        run.emit(SettlementEvent.Type.LEFT, refundId, "pending: " + why);
     }
 
     /**
-     * Claims the rows in one transaction and returns the ids claimed; null when a row was
-     * refused (the claim is rolled back whole and the refusal recorded). A row an earlier holder
-     * finished is left out and counted as skipped; one it finished as failed also as failed elsewhere.
+     * Claims the rows in one transaction. A row an earlier holder finished is left out and named in
+     * the result; any other refusal rolls the whole claim back and is the result.
      */
-    List<String> claim(List<String> ids) throws SQLException {
+    ClaimResult claim(List<String> ids) throws SQLException {
         List<String> finishedEarlier = new ArrayList<>();
-        List<String> failedEarlier = new ArrayList<>();
+        Set<String> failedEarlier = new HashSet<>();
         Map<String, FencedException> refusals = inTransaction(connection -> {
             Map<String, FencedException> refused = new LinkedHashMap<>();
-            run.worker.writes.claimAll(connection, ids, run.token).forEach((id, refusal) -> {
+            writes.claimAll(connection, ids, token).forEach((id, refusal) -> {
                 if (finishedByAnEarlierHolder(refusal)) {
                     finishedEarlier.add(id);
                     if ("failed".equals(((FenceViolation) refusal).storedState())) {
@@ -70,40 +90,29 @@ final class RunWrites {
                 }
             });
             if (!refused.isEmpty()) {
-                finishedEarlier.clear();
-                failedEarlier.clear();
                 connection.rollback();
             } else {
-                run.worker.hook.reached(SettlementWorker.Phase.IN_CLAIM, ids.get(0));
+                hook.reached(SettlementWorker.Phase.IN_CLAIM, ids.get(0));
             }
             return refused;
         });
         if (!refusals.isEmpty()) {
             Map.Entry<String, FencedException> first = refusals.entrySet().iterator().next();
-            run.refused(first.getKey(), first.getValue());
-            return null;
-        }
-        for (String id : finishedEarlier) {
-            if (failedEarlier.contains(id)) {
-                // Refused, not paid: counted apart so that the run does not report the batch settled.
-                run.failedElsewhere.add(id);
-            }
-            run.skipped.add(id);
-            run.emit(SettlementEvent.Type.SKIPPED, id, failedEarlier.contains(id) ? "failed by an earlier holder" : "finished by an earlier holder");
+            return new ClaimResult.Refused(first.getKey(), first.getValue());
         }
         List<String> claimed = new ArrayList<>(ids);
         claimed.removeAll(finishedEarlier);
-        return claimed;
+        return new ClaimResult.Claimed(List.copyOf(claimed), List.copyOf(finishedEarlier), Set.copyOf(failedEarlier));
     }
 
     /** A lower token finished the row after this run read it: not stale, just done. */
-    boolean finishedByAnEarlierHolder(FencedException refusal) {
-        return refusal instanceof FenceViolation v && v.storedFence() != null && v.storedFence() < run.token
+    private boolean finishedByAnEarlierHolder(FencedException refusal) {
+        return refusal instanceof FenceViolation v && v.storedFence() != null && v.storedFence() < token
                 && ("sent".equals(v.storedState()) || "failed".equals(v.storedState()));
     }
 
-    <T> T inTransaction(TransactionWork<T> work) throws SQLException {
-        try (Connection connection = run.worker.dataSource.getConnection()) {
+    private <T> T inTransaction(TransactionWork<T> work) throws SQLException {
+        try (Connection connection = dataSource.getConnection()) {
             boolean autoCommit = connection.getAutoCommit();
             connection.setAutoCommit(false);
             try {
@@ -126,10 +135,10 @@ final class RunWrites {
     /** A batch of confirms in auto-commit: a refused row does not undo the others, whose gateway calls were made. */
     Map<String, FencedException> writeConfirms(Map<String, String> gatewayReferenceById) throws SQLException {
         // PostgreSQL commits the whole batch at its one Sync message, so a batch costs one round trip.
-        try (Connection connection = run.worker.dataSource.getConnection()) {
+        try (Connection connection = dataSource.getConnection()) {
             boolean autoCommit = autoCommitOn(connection);
             try {
-                return run.worker.writes.confirmAll(connection, gatewayReferenceById, run.token);
+                return writes.confirmAll(connection, gatewayReferenceById, token);
             } finally {
                 restore(connection, autoCommit);
             }

@@ -1,10 +1,15 @@
 package dev.fenced.settlement;
 
 import dev.fenced.FenceViolation;
+import java.util.Objects;
 
 /**
- * How one settlement run ended.
+ * How one settlement run ended. Built by name ({@link #builder}, or {@link #noRefunds},
+ * {@link #leaseBusy} and {@link #failedToStart} for runs that did nothing); immutable. It reports what the
+ * run saw; it does not say what another holder did after the run ended.
  *
+ * @param result how the run ended
+ * @param merchant the merchant settled
  * @param token the token the worker held, 0 when it took no lease
  * @param sent refunds this run confirmed
  * @param recovered of those, refunds found in {@code sending} that the gateway already had
@@ -23,15 +28,104 @@ import dev.fenced.FenceViolation;
 public record SettlementOutcome(Result result, String merchant, long token, int sent, int recovered, int failed, int skipped,
                                 int left, FenceViolation violation, String error, boolean stale, int failedElsewhere) {
 
-    /** An outcome in which no other holder marked a row failed. */
-    public SettlementOutcome(Result result, String merchant, long token, int sent, int recovered, int failed, int skipped,
-                             int left, FenceViolation violation, String error, boolean stale) {
-        this(result, merchant, token, sent, recovered, failed, skipped, left, violation, error, stale, 0);
+    public SettlementOutcome {
+        Objects.requireNonNull(result, "result");
+    }
+
+    /** Starts an outcome of {@code result} for {@code merchant}: no token, nothing counted, no violation, no error, not stale. */
+    public static Builder builder(Result result, String merchant) {
+        return new Builder(result, merchant);
+    }
+
+    /** The merchant has no refund rows at all: found before any lease was taken. */
+    public static SettlementOutcome noRefunds(String merchant) {
+        return builder(Result.NO_REFUNDS, merchant).error("no refunds for merchant " + merchant).build();
+    }
+
+    /** Another holder's lease was live: nothing was done. */
+    public static SettlementOutcome leaseBusy(String merchant) {
+        return builder(Result.LEASE_BUSY, merchant).build();
     }
 
     /** A run that could not start, e.g. its worker could not be built. */
     public static SettlementOutcome failedToStart(String merchant, String error) {
-        return new SettlementOutcome(Result.FAILED, merchant, 0, 0, 0, 0, 0, 0, null, error, false);
+        return builder(Result.FAILED, merchant).error(error).build();
+    }
+
+    /** Builds a {@link SettlementOutcome}; every count starts at 0, the violation and error at null. Not thread-safe. */
+    public static final class Builder {
+        private final Result result;
+        private final String merchant;
+        private long token;
+        private int sent;
+        private int recovered;
+        private int failed;
+        private int skipped;
+        private int left;
+        private FenceViolation violation;
+        private String error;
+        private boolean stale;
+        private int failedElsewhere;
+
+        private Builder(Result result, String merchant) {
+            this.result = Objects.requireNonNull(result, "result");
+            this.merchant = merchant;
+        }
+
+        public Builder token(long token) {
+            this.token = token;
+            return this;
+        }
+
+        public Builder sent(int sent) {
+            this.sent = sent;
+            return this;
+        }
+
+        public Builder recovered(int recovered) {
+            this.recovered = recovered;
+            return this;
+        }
+
+        public Builder failed(int failed) {
+            this.failed = failed;
+            return this;
+        }
+
+        public Builder skipped(int skipped) {
+            this.skipped = skipped;
+            return this;
+        }
+
+        public Builder left(int left) {
+            this.left = left;
+            return this;
+        }
+
+        public Builder violation(FenceViolation violation) {
+            this.violation = violation;
+            return this;
+        }
+
+        public Builder error(String error) {
+            this.error = error;
+            return this;
+        }
+
+        public Builder stale(boolean stale) {
+            this.stale = stale;
+            return this;
+        }
+
+        public Builder failedElsewhere(int failedElsewhere) {
+            this.failedElsewhere = failedElsewhere;
+            return this;
+        }
+
+        public SettlementOutcome build() {
+            return new SettlementOutcome(result, merchant, token, sent, recovered, failed, skipped, left, violation, error, stale,
+                    failedElsewhere);
+        }
     }
 
     /** How a run ended; the command line maps each to its exit code. */

@@ -5,9 +5,7 @@ import dev.fenced.Lease;
 import dev.fenced.LeaseArguments;
 import dev.fenced.LeaseStore;
 import dev.fenced.LeaseWatchdog;
-import dev.fenced.LogKeys;
 import dev.fenced.gateway.RefundGateway;
-import dev.fenced.settlement.SettlementOutcome.Result;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
@@ -16,10 +14,6 @@ import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import javax.sql.DataSource;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-import org.slf4j.MDC;
-import org.slf4j.event.Level;
 
 /**
  * Settles one merchant's refunds the article's way: take the lease {@code settle:<merchant>} and
@@ -53,67 +47,75 @@ import org.slf4j.event.Level;
  * meant to be shared between threads.
  */
 public final class SettlementWorker {
-    private static final Logger LOG = LoggerFactory.getLogger(SettlementWorker.class);
     /**
-     * Where a {@link PhaseHook} is called: per refund right after its claim, right after the gateway
-     * answered, right before the confirm UPDATE (after the lease check, when there is one); inside
-     * each claim's transaction, its rows locked and not yet committed (with the first row's id); and
-     * once per run in the journal's transaction (with the merchant as the id).
+     * Where a {@link PhaseHook} is called, and what the id it is handed names ({@link #subject()}):
+     * per refund right after its claim, right after the gateway answered, right before the confirm
+     * UPDATE (after the lease check, when there is one); inside each claim's transaction, its rows
+     * locked and not yet committed (with the first row's id); and once per run in the journal's
+     * transaction, with the merchant.
      */
-    public enum Phase { AFTER_CLAIM, AFTER_GATEWAY, BEFORE_CONFIRM, IN_JOURNAL, IN_CLAIM }
+    public enum Phase {
+        AFTER_CLAIM(Subject.REFUND),
+        AFTER_GATEWAY(Subject.REFUND),
+        BEFORE_CONFIRM(Subject.REFUND),
+        IN_JOURNAL(Subject.MERCHANT),
+        IN_CLAIM(Subject.REFUND);
 
-    /** Called at each {@link Phase} for each refund, on the worker's thread. */
-    @FunctionalInterface
-    public interface PhaseHook {
-        void reached(Phase phase, String refundId);
+        private final Subject subject;
+
+        Phase(Subject subject) {
+            this.subject = subject;
+        }
+
+        /** What the id handed to {@link PhaseHook#reached} names at this phase. */
+        public Subject subject() {
+            return subject;
+        }
+
+        /** What a phase is about: one refund (its id) or the whole run (the merchant's id). */
+        public enum Subject { REFUND, MERCHANT }
     }
 
-    final LeaseStore leases;
-    final DataSource dataSource;
-    final RefundGateway gateway;
+    /**
+     * Called at each {@link Phase}, on the thread doing that step, for tests and the lab to pause or
+     * cue the worker there. It observes; what it does (a pause, a kill) is not undone by the worker.
+     */
+    @FunctionalInterface
+    public interface PhaseHook {
+        /**
+         * {@code subjectId} is the refund's id, or the merchant's for a phase whose {@link Phase#subject()} is
+         * {@link Phase.Subject#MERCHANT} ({@link Phase#IN_JOURNAL}).
+         */
+        void reached(Phase phase, String subjectId);
+    }
+
+    private final LeaseStore leases;
     private final Duration ttl;
-    final int concurrency;
-    final int gatewayAttempts;
-    final Duration gatewayBackoff;
-    final int gatewayFailureLimit;
-    final RefundWrites writes;
     private final boolean renewal;
-    final boolean checkBeforeWrite;
-    private final String name;
-    private final SettlementListener listener;
-    final PhaseHook hook;
-    private final Clock clock;
-    final SettlementJournal journal;
+    private final WorkerEvents events;
+    private final RunSettings settings;
 
     private SettlementWorker(Builder b) {
         this.leases = Objects.requireNonNull(b.leases, "leaseStore");
-        this.dataSource = Objects.requireNonNull(b.dataSource, "dataSource");
-        this.gateway = Objects.requireNonNull(b.gateway, "gateway");
+        DataSource dataSource = Objects.requireNonNull(b.dataSource, "dataSource");
+        RefundGateway gateway = Objects.requireNonNull(b.gateway, "gateway");
         this.ttl = LeaseArguments.requireValidTtl(b.ttl);
         if (b.concurrency < 1 || b.concurrency > 256) {
             throw new IllegalArgumentException("concurrency must be 1 to 256, got " + b.concurrency);
         }
-        this.concurrency = b.concurrency;
         if (b.gatewayAttempts < 1 || b.gatewayAttempts > 20) {
             throw new IllegalArgumentException("gateway attempts must be 1 to 20, got " + b.gatewayAttempts);
         }
-        this.gatewayAttempts = b.gatewayAttempts;
         if (b.gatewayBackoff == null || b.gatewayBackoff.isNegative() || b.gatewayBackoff.compareTo(Duration.ofSeconds(10)) > 0) {
             throw new IllegalArgumentException("gateway backoff must be 0 to 10 s, got " + b.gatewayBackoff);
         }
-        this.gatewayBackoff = b.gatewayBackoff;
         if (b.gatewayFailureLimit < 1 || b.gatewayFailureLimit > 1000) {
             throw new IllegalArgumentException("gateway failure limit must be 1 to 1000, got " + b.gatewayFailureLimit);
         }
-        this.gatewayFailureLimit = b.gatewayFailureLimit;
-        this.writes = b.variant.writes();
         this.renewal = b.variant.renewal();
-        this.checkBeforeWrite = b.variant.checkBeforeWrite();
-        this.name = b.name;
-        this.listener = b.listener;
-        this.hook = b.hook;
-        this.clock = b.clock;
-        this.journal = b.journal;
+        this.events = new WorkerEvents(b.name, b.listener, b.clock);
+        this.settings = new RunSettings(dataSource, gateway, b.concurrency, b.gatewayAttempts, b.gatewayBackoff, b.gatewayFailureLimit, b.variant.writes(), b.variant.checkBeforeWrite(),
+                b.hook, b.journal);
     }
 
     public static Builder builder() {
@@ -134,49 +136,67 @@ public final class SettlementWorker {
     public SettlementOutcome settle(String merchant, BooleanSupplier stopRequested) {
         Objects.requireNonNull(stopRequested, "stopRequested");
         String resource = Merchants.resource(merchant);
-        if (!RefundSummary.exists(dataSource, merchant)) {
-            return new SettlementOutcome(Result.NO_REFUNDS, merchant, 0, 0, 0, 0, 0, 0, null, "no refunds for merchant " + merchant, false);
+        if (!RefundSummary.exists(settings.dataSource(), merchant)) {
+            return SettlementOutcome.noRefunds(merchant);
         }
-        long asked = clock.millis();
+        long asked = events.millis();
         Optional<Lease> acquired = leases.tryAcquire(resource, ttl);
         if (acquired.isEmpty()) {
-            emit(resource, SettlementEvent.Type.BUSY, null, 0, resource);
-            return new SettlementOutcome(Result.LEASE_BUSY, merchant, 0, 0, 0, 0, 0, 0, null, null, false);
+            events.emit(resource, SettlementEvent.Type.BUSY, null, 0, resource);
+            return SettlementOutcome.leaseBusy(merchant);
         }
         Lease lease = acquired.get();
         long token = lease.token();
-        long granted = clock.millis();
-        emit(resource, SettlementEvent.Type.ACQUIRED, null, token, resource + " in " + (granted - asked) + " ms", granted);
+        long granted = events.millis();
+        events.emit(resource, SettlementEvent.Type.ACQUIRED, null, token, resource + " in " + (granted - asked) + " ms", granted);
         AtomicBoolean leaseLost = new AtomicBoolean();
-        SettlementRun run = new SettlementRun(this, lease, leaseLost, stopRequested);
+        SettlementRun run = new SettlementRun(lease, settings, reporter(resource, token), leaseLost, stopRequested);
         LeaseWatchdog watchdog = !renewal ? null : LeaseWatchdog.start(lease, ttl, (l, cause) -> {
             leaseLost.set(true);
-            emit(resource, SettlementEvent.Type.LEASE_LOST, null, token, cause == null ? "lease gone" : cause.getMessage());
+            events.emit(resource, SettlementEvent.Type.LEASE_LOST, null, token, cause == null ? "lease gone" : cause.getMessage());
         });
         boolean released;
         try {
             run.settle(merchant);
         } catch (RuntimeException | SQLException e) {
-            if (!run.databaseWaited(merchant, "read of " + merchant + "'s refunds", e, -1)) {
-                run.error.compareAndSet(null, e.getMessage());
-            }
+            run.failedToRead(merchant, e);
         } finally {
             if (watchdog != null) {
                 watchdog.close();
             }
             released = safeRelease(lease);
-            emit(resource, SettlementEvent.Type.RELEASED, null, token, released ? "released" : "already gone");
+            events.emit(resource, SettlementEvent.Type.RELEASED, null, token, released ? "released" : "already gone");
         }
         SettlementOutcome outcome = run.outcome(merchant, !released);
-        emit(resource, SettlementEvent.Type.OUTCOME, null, token, outcome.result().name());
+        events.emit(resource, SettlementEvent.Type.OUTCOME, null, token, outcome.result().name());
         return outcome;
     }
 
-    void raiseCounter(String resource, long storedFence) {
+    /** How a run under {@code token} reports to this worker's listener and log, and has a lagging counter raised. */
+    private RunReporter reporter(String resource, long token) {
+        return new RunReporter() {
+            @Override
+            public void event(SettlementEvent.Type type, String subjectId, String detail) {
+                events.emit(resource, type, subjectId, token, detail);
+            }
+
+            @Override
+            public void gatewayAnswered(GatewayAnswer.Kind kind) {
+                events.gatewayAnswered(kind);
+            }
+
+            @Override
+            public void fenceAheadOfCounter(long storedFence) {
+                raiseCounter(resource, storedFence);
+            }
+        };
+    }
+
+    private void raiseCounter(String resource, long storedFence) {
         try {
             leases.observeStoredFence(resource, storedFence);
         } catch (RuntimeException e) {
-            emit(resource, SettlementEvent.Type.ERROR, null, 0, "could not raise the counter: " + e.getMessage());
+            events.emit(resource, SettlementEvent.Type.ERROR, null, 0, "could not raise the counter: " + e.getMessage());
         }
     }
 
@@ -185,43 +205,6 @@ public final class SettlementWorker {
             return lease.release();
         } catch (RuntimeException e) {
             return false;
-        }
-    }
-
-    void emit(String resource, SettlementEvent.Type type, String refundId, long token, String detail) {
-        emit(resource, type, refundId, token, detail, clock.millis());
-    }
-
-    private void emit(String resource, SettlementEvent.Type type, String refundId, long token, String detail, long atMillis) {
-        SettlementEvent event = new SettlementEvent(type, name, refundId, token, detail, atMillis);
-        log(resource, event);
-        listener.onEvent(event);
-    }
-
-    void gatewayAnswered(GatewayAnswer.Kind kind) {
-        listener.onGatewayAnswer(kind.name().toLowerCase(java.util.Locale.ROOT));
-    }
-
-    /**
-     * Every decision, in the log: at INFO what a run did as a whole (lease taken, takeover
-     * lookups, journal, outcome), at WARN what an operator must look at (violations, lost leases,
-     * refunds in doubt or refused, the gateway down), per-refund steps at DEBUG.
-     */
-    private void log(String resource, SettlementEvent event) {
-        Level level = switch (event.type()) {
-            case ACQUIRED, CHECKED, JOURNALED, OUTCOME, BREAKPOINT -> Level.INFO;
-            case VIOLATION, LEASE_LOST, LEFT, FAILED, GATEWAY_DOWN, DATABASE_WAIT -> Level.WARN;
-            case ERROR -> Level.ERROR;
-            case BUSY, CLAIMED, GATEWAY, CONFIRMED, SKIPPED, RELEASED -> Level.DEBUG;
-        };
-        if (!LOG.isEnabledForLevel(level)) {
-            return;
-        }
-        try (MDC.MDCCloseable r = MDC.putCloseable(LogKeys.RESOURCE, resource);
-             MDC.MDCCloseable t = MDC.putCloseable(LogKeys.TOKEN, Long.toString(event.token()));
-             MDC.MDCCloseable w = MDC.putCloseable(LogKeys.ROW, event.refundId() == null ? "" : event.refundId())) {
-            LOG.atLevel(level).log("{} {} {}{}: {}", name, event.type().wireName(), resource,
-                    event.refundId() == null ? "" : " " + event.refundId(), event.detail() == null ? "" : event.detail());
         }
     }
 
@@ -313,7 +296,6 @@ public final class SettlementWorker {
             return this;
         }
 
-        /** The clock that stamps events; the system's by default. Leases expire by the store's clock, not this one. */
         /**
          * A second store to write: at the end of each run, the journal lines the merchant's
          * confirmed refunds lack, in one transaction fenced with the run's token. None by default.
@@ -323,6 +305,7 @@ public final class SettlementWorker {
             return this;
         }
 
+        /** The clock that stamps events; the system's by default. Leases expire by the store's clock, not this one. */
         public Builder clock(Clock clock) {
             this.clock = Objects.requireNonNull(clock, "clock");
             return this;

@@ -52,7 +52,7 @@ abstract class SpringFencedRowsContract {
         jdbc.execute("CREATE TABLE " + table + " (id VARCHAR(64) PRIMARY KEY, state VARCHAR(16) NOT NULL,"
                 + " fence BIGINT NOT NULL DEFAULT 0, note VARCHAR(40))");
         transactions = new TransactionTemplate(new DataSourceTransactionManager(db));
-        rows = FencedRows.of(FencedTable.builder(table).build());
+        rows = FencedRows.of(FencedTable.builder(table).states("pending", "sending", "sent").build());
         springRows = SpringFencedRows.of(db, rows);
     }
 

@@ -1,5 +1,6 @@
-package dev.fenced.micrometer;
+package dev.fenced.settlement.metrics;
 
+import dev.fenced.micrometer.FencedMeters;
 import dev.fenced.settlement.SettlementEvent;
 import dev.fenced.settlement.SettlementListener;
 import io.micrometer.core.instrument.Counter;
@@ -8,7 +9,9 @@ import java.util.Objects;
 
 /**
  * A settlement worker's gateway answers and settled refunds as meters; give it to
- * {@code SettlementWorker.Builder.listener} (beside any other listener).
+ * {@code SettlementWorker.Builder.listener} (beside any other listener). It lives beside the worker
+ * because it knows the worker's events; Micrometer and {@code fenced-micrometer} are optional
+ * dependencies of this module, needed only by an application that uses this class.
  *
  * <table>
  *   <caption>Meters</caption>
@@ -18,7 +21,7 @@ import java.util.Objects;
  *   <tr><td>{@value FencedMeters#VIOLATIONS}</td><td>counter</td><td>operation: settle</td><td>runs a refused write stopped</td></tr>
  * </table>
  *
- * Thread-safe.
+ * Thread-safe. It counts what the worker reports; it does not time the runs or tag by merchant.
  */
 public final class SettlementMeters implements SettlementListener {
     public static final String GATEWAY_CALLS = "fenced.gateway.calls";
