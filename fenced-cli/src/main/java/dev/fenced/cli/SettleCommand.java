@@ -16,13 +16,14 @@ import picocli.CommandLine.Option;
 
 @Command(name = "settle", mixinStandardHelpOptions = true,
         description = {"Settle one merchant's refunds as one worker process, then exit.",
-                "Exit codes: 0 finished the batch, 3 abandoned it on a fence violation, 4 the lease was held by someone else,",
-                "5 the lease was lost mid-batch, 6 the gateway was unavailable (refunds left pending or sending for the next run),",
-                "7 finished, but some refunds ended failed (refused by the gateway, for this run or for an earlier holder;",
-                "see reconcile), 9 stopped by SIGTERM or SIGINT (what was in flight finished, the rest left for the next run),",
-                "11 the merchant's tokens come from another issuer than --tokens (see fenced tokens), 12 the merchant has no",
-                "refunds at all (a mistyped id?), 15 a database wait ran out (a row lock another session kept past",
-                "--lock-timeout: rows claimed but never sent put back, lease released), 1 runtime failure, 2 usage error."})
+                "Exit codes: 0 finished the batch, 3 abandoned it on a fence violation, 4 the lease was held by someone else,"
+                        + " 5 the lease was lost mid-batch, 6 the gateway was unavailable (refunds left pending or sending for the"
+                        + " next run), 7 finished, but some refunds ended failed (refused by the gateway, for this run or for an"
+                        + " earlier holder; see reconcile), 9 stopped by SIGTERM or SIGINT (what was in flight finished, the rest"
+                        + " left for the next run), 11 the merchant's tokens come from another issuer than --tokens (see fenced"
+                        + " tokens), 12 the merchant has no refunds at all (a mistyped id?), 15 a database wait ran out (a row lock"
+                        + " another session kept past --lock-timeout: rows claimed but never sent put back, lease released),"
+                        + " 1 runtime failure, 2 usage error."})
 public class SettleCommand implements Callable<Integer> {
     public static final int FENCE_VIOLATION = 3;
     public static final int LEASE_BUSY = 4;

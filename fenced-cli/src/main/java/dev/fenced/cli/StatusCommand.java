@@ -28,11 +28,11 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 @Command(name = "status", mixinStandardHelpOptions = true,
-        description = {"Show a merchant's lease, counter, refunds by state, highest fence and the gateway's view;",
-                "or, with --all, one row per merchant, a page at a time (--limit, --offset), redrawn with --watch, then the",
-                "workers holding the page's leases and, with --nats-url, the job stream.",
-                "With Redis, the gateway or NATS unreachable it shows what it could read and says what it could not (exit 0);",
-                "with the database unreachable there is nothing to show: one line, exit 1."})
+        description = {"Show a merchant's lease, counter, refunds by state, highest fence and the gateway's view.",
+                "With --all, one row per merchant instead, a page at a time (--limit, --offset), redrawn with --watch, then the"
+                        + " workers holding the page's leases and, with --nats-url, the job stream.",
+                "With Redis, the gateway or NATS unreachable it shows what it could read and says what it could not (exit 0);"
+                        + " with the database unreachable there is nothing to show: one line, exit 1."})
 final class StatusCommand implements Callable<Integer> {
     @Option(names = "--merchant", description = "merchant id, e.g. m_4471")
     String merchant;

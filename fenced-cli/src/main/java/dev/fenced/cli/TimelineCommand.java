@@ -21,9 +21,10 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 @Command(name = "timeline", mixinStandardHelpOptions = true,
-        description = {"Draw the event lines of a real run (settle --events, worker --events) as a self-contained HTML timeline:",
-                "one lane per worker (and merchant, when there are several), its leases with their tokens, its writes,",
-                "the writes the database refused, gateway troubles and job deliveries, on one axis in seconds."})
+        description = {"Draw the event lines of a real run as a self-contained HTML timeline.",
+                "It reads the output of settle --events or worker --events: one lane per worker (and merchant, when there are"
+                        + " several), its leases with their tokens, its writes, the writes the database refused, gateway troubles"
+                        + " and job deliveries, on one axis in seconds."})
 final class TimelineCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "EVENTS", description = "a file of event lines, one JSON object per line; - reads stdin")
     String events;

@@ -19,14 +19,15 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 @Command(name = "worker", mixinStandardHelpOptions = true,
-        description = {"Run a long-lived settlement worker of the fleet: take settlement jobs from the JetStream stream",
-                "and settle up to --jobs merchants at once, each under its own lease and token. SIGTERM or SIGINT drains:",
-                "no new job, refunds in flight confirmed, leases released, unfinished jobs handed back; then exit 0.",
-                "Exit codes: 0 drained, 1 runtime failure (e.g. NATS, Redis or the database unreachable at start), 2 usage error,",
-                "10 the drain outlasted --drain-time: the jobs still running are left to JetStream (no answer: redelivered after",
-                "AckWait), and one line says how many, and how many of their refunds were left in sending. A job whose run met a",
-                "database wait (a row lock another session kept past --lock-timeout) is handed back with a delay of --ack-wait,",
-                "counted towards --max-deliver."})
+        description = {"Run a long-lived settlement worker of the fleet.",
+                "It takes settlement jobs from the JetStream stream and settles up to --jobs merchants at once, each under its own"
+                        + " lease and token. SIGTERM or SIGINT drains: no new job, refunds in flight confirmed, leases released,"
+                        + " unfinished jobs handed back; then exit 0.",
+                "Exit codes: 0 drained, 1 runtime failure (e.g. NATS, Redis or the database unreachable at start), 2 usage error,"
+                        + " 10 the drain outlasted --drain-time: the jobs still running are left to JetStream (no answer: redelivered"
+                        + " after AckWait), and one line says how many, and how many of their refunds were left in sending.",
+                "A job whose run met a database wait (a row lock another session kept past --lock-timeout) is handed back with a"
+                        + " delay of --ack-wait, counted towards --max-deliver."})
 public class WorkerCommand implements Callable<Integer> {
     @Option(names = "--jobs", defaultValue = "4", description = "merchants settled at once (default ${DEFAULT-VALUE})")
     int jobs;

@@ -20,11 +20,12 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 @Command(name = "chaos", mixinStandardHelpOptions = true,
-        description = {"Settle many merchants with fleet worker processes fed by NATS JetStream (one job per merchant on a",
-                "stream of the run's own) while faults strike on a seeded schedule, then check exactly-once from the",
-                "gateway's ledger, the database, every worker's history and the stream: every job acked or dead-lettered.",
-                "Runs on embedded servers it can break: a Redis primary, replica and Sentinel, a PostgreSQL, and a",
-                "nats-server unless --nats-url names one (never with nats-restart, which restarts the run's own).",
+        description = {"Settle many merchants with fleet worker processes while faults strike, then check exactly-once.",
+                "The workers are fed by NATS JetStream (one job per merchant on a stream of the run's own); the faults strike on a"
+                        + " seeded schedule; exactly-once is checked from the gateway's ledger, the database, every worker's history"
+                        + " and the stream: every job acked or dead-lettered.",
+                "Runs on embedded servers it can break: a Redis primary, replica and Sentinel, a PostgreSQL, and a nats-server"
+                        + " unless --nats-url names one (never with nats-restart, which restarts the run's own).",
                 "Exit code 1 on any violation; with --no-fence, a run that finds none says it proved nothing."})
 final class ChaosCommand implements Callable<Integer> {
     @Option(names = "--merchants", defaultValue = "20", description = "(default ${DEFAULT-VALUE})")
