@@ -50,7 +50,7 @@ final class DoctorCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         FencedTable fenced = table == null ? RefundSchema.table() : ownTable();
-        String dbUrl = Connections.require(databaseOptions.dbUrl, "--db-url", "FENCED_DB_URL");
+        String dbUrl = databaseOptions.requireUrl();
         List<SchemaCheck.Problem> problems = new ArrayList<>();
         try (HikariDataSource db = Connections.readOnlyDatabase(dbUrl, 1); Connection connection = db.getConnection()) {
             if (table == null) {

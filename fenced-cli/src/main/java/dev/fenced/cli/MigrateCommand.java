@@ -31,7 +31,7 @@ final class MigrateCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws SQLException {
-        String dbUrl = Connections.require(databaseOptions.dbUrl, "--db-url", "FENCED_DB_URL");
+        String dbUrl = databaseOptions.requireUrl();
         boolean existed;
         // Not migrated on opening: first see what was there. Two connections: Flyway takes both.
         try (HikariDataSource db = Connections.readOnlyDatabase(dbUrl, 2)) {

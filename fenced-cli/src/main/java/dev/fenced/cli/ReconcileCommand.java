@@ -63,10 +63,10 @@ final class ReconcileCommand implements Callable<Integer> {
         if (retryFailed && !repair) {
             throw new UsageException("--retry-failed goes with --repair");
         }
-        String dbUrl = Connections.require(databaseOptions.dbUrl, "--db-url", "FENCED_DB_URL");
-        String gatewayUrl = Connections.require(gatewayOptions.gatewayUrl, "--gateway-url", "FENCED_GATEWAY_URL");
+        String dbUrl = databaseOptions.requireUrl();
+        String gatewayUrl = gatewayOptions.requireUrl();
         if (repair) {
-            Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL"); // before anything connects
+            connections.requireRedisUrl(); // before anything connects
         }
         Report report;
         try (HikariDataSource db = repair ? Connections.database(dbUrl, 2, waits) : Connections.readOnlyDatabase(dbUrl, 2, waits);

@@ -76,12 +76,12 @@ public class SettleCommand implements Callable<Integer> {
         Connections.requireUsableTtl(ttl);
         Connections.requireConcurrency(concurrency);
         DatabaseWaits waits = databaseWaits.resolve(ttl);
-        Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL"); // before anything connects
-        String dbUrl = Connections.require(databaseOptions.dbUrl, "--db-url", "FENCED_DB_URL");
-        String gatewayUrl = Connections.require(gatewayOptions.gatewayUrl, "--gateway-url", "FENCED_GATEWAY_URL");
+        connections.requireRedisUrl(); // before anything connects
+        String dbUrl = databaseOptions.requireUrl();
+        String gatewayUrl = gatewayOptions.requireUrl();
         try (HikariDataSource db = Connections.database(dbUrl, concurrency + 2, waits);
              HikariDataSource journalDb = journal.open(2, waits);
-             RedisLeaseStore leases = connections.leases(db, "worker-" + name.replaceAll("[^A-Za-z0-9_-]", "_"), FencedObserver.NONE)) {
+             RedisLeaseStore leases = connections.leases(db, Connections.workerOwnerLabel(name), FencedObserver.NONE)) {
             SettlementWorker.Builder builder = SettlementWorker.builder()
                     .leaseStore(leases).dataSource(db).gateway(Connections.gateway(gatewayUrl))
                     .ttl(ttl).concurrency(concurrency).name(name).listener(this::print);

@@ -84,8 +84,8 @@ final class StatusCommand implements Callable<Integer> {
             throw new UsageException("--watch goes with --all");
         }
         String resource = Merchants.resource(merchant);
-        Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL"); // before anything connects
-        String dbUrl = Connections.require(databaseOptions.dbUrl, "--db-url", "FENCED_DB_URL");
+        connections.requireRedisUrl(); // before anything connects
+        String dbUrl = databaseOptions.requireUrl();
         // A malformed gateway URL is a mistake, found now; an unreachable gateway is an outage, shown below.
         GatewayClient gateway = gatewayOptions.gatewayUrl == null || gatewayOptions.gatewayUrl.isBlank() ? null
                 : Connections.gateway(gatewayOptions.gatewayUrl);
@@ -189,8 +189,8 @@ final class StatusCommand implements Callable<Integer> {
         if (watch != null && watch.toMillis() < 100) {
             throw new UsageException("--watch must be at least 100ms, got " + dev.fenced.internal.Durations.human(watch));
         }
-        Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL"); // before anything connects
-        String dbUrl = Connections.require(databaseOptions.dbUrl, "--db-url", "FENCED_DB_URL");
+        connections.requireRedisUrl(); // before anything connects
+        String dbUrl = databaseOptions.requireUrl();
         nats.checkUrl();
         boolean terminal = System.console() != null && !json;
         ObjectMapper mapper = new ObjectMapper();

@@ -40,8 +40,8 @@ final class TokensCommand implements Callable<Integer> {
     public Integer call() {
         Merchants.requireValid(merchant);
         String resource = Merchants.resource(merchant);
-        Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL");
-        String dbUrl = Connections.require(databaseOptions.dbUrl, "--db-url", "FENCED_DB_URL");
+        connections.requireRedisUrl();
+        String dbUrl = databaseOptions.requireUrl();
         if (switchTo == null) {
             try (HikariDataSource db = Connections.readOnlyDatabase(dbUrl, 2); RedisLeaseStore leases = connections.leases(db, null, FencedObserver.NONE)) {
                 LeaseSnapshot lease = leases.inspect(resource);

@@ -81,8 +81,10 @@ public class WorkerCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        if (jobs < 1 || jobs > 64) {
-            throw new UsageException("--jobs must be 1 to 64, got " + jobs);
+        try {
+            FleetWorker.requireValidJobs(jobs);
+        } catch (IllegalArgumentException e) {
+            throw UsageException.ofOption(e);
         }
         Connections.requireConcurrency(concurrency);
         Connections.requireUsableTtl(ttl);
@@ -97,11 +99,11 @@ public class WorkerCommand implements Callable<Integer> {
             throw new UsageException(e.getMessage());
         }
         nats.checkUrl();
-        Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL"); // before anything connects
-        String dbUrl = Connections.require(databaseOptions.dbUrl, "--db-url", "FENCED_DB_URL");
-        String gatewayUrl = Connections.require(gatewayOptions.gatewayUrl, "--gateway-url", "FENCED_GATEWAY_URL");
+        connections.requireRedisUrl(); // before anything connects
+        String dbUrl = databaseOptions.requireUrl();
+        String gatewayUrl = gatewayOptions.requireUrl();
         GatewayClient gateway = Connections.gateway(gatewayUrl); // one client for every job; a malformed URL is a usage error now
-        String owner = "worker-" + name.replaceAll("[^A-Za-z0-9_-]", "_");
+        String owner = Connections.workerOwnerLabel(name);
         try (MetricsEndpoint metrics = metricsPort == null ? null : MetricsEndpoint.serve(metricsHost, metricsPort);
              HikariDataSource db = Connections.database(dbUrl, jobs * (concurrency + 2), waits);
              HikariDataSource journalDb = journal.open(jobs + 1, waits);

@@ -7,6 +7,7 @@ import dev.fenced.cli.Connections;
 import dev.fenced.cli.Progress;
 import dev.fenced.cli.ProgressOptions;
 import dev.fenced.fleet.Broker;
+import dev.fenced.fleet.FleetWorker;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import java.nio.file.Path;
@@ -85,9 +86,9 @@ final class ChaosCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         if (merchants < 1 || merchants > 1000 || refunds < 1 || refunds > 10_000 || workers < 1 || workers > 32
-                || jobs < 1 || jobs > 64 || concurrency < 1 || concurrency > 64) {
-            throw new UsageException("--merchants 1..1000, --refunds 1..10000, --workers 1..32, --jobs 1..64 and --concurrency 1..64, got "
-                    + merchants + ", " + refunds + ", " + workers + ", " + jobs + ", " + concurrency);
+                || jobs < 1 || jobs > FleetWorker.MAX_JOBS || concurrency < 1 || concurrency > 64) {
+            throw new UsageException("--merchants 1..1000, --refunds 1..10000, --workers 1..32, --jobs 1.." + FleetWorker.MAX_JOBS
+                    + " and --concurrency 1..64, got " + merchants + ", " + refunds + ", " + workers + ", " + jobs + ", " + concurrency);
         }
         Connections.requireUsableTtl(ttl);
         if (natsUrl != null && !natsUrl.isBlank()) {

@@ -54,6 +54,8 @@ import org.slf4j.event.Level;
  */
 public final class SettlementWorker {
     private static final Logger LOG = LoggerFactory.getLogger(SettlementWorker.class);
+    /** The most refunds one run keeps in flight under its token ({@link Builder#concurrency}). */
+    public static final int MAX_CONCURRENCY = 256;
     /**
      * Where a {@link PhaseHook} is called: per refund right after its claim, right after the gateway
      * answered, right before the confirm UPDATE (after the lease check, when there is one); inside
@@ -90,10 +92,7 @@ public final class SettlementWorker {
         this.dataSource = Objects.requireNonNull(b.dataSource, "dataSource");
         this.gateway = Objects.requireNonNull(b.gateway, "gateway");
         this.ttl = LeaseArguments.requireValidTtl(b.ttl);
-        if (b.concurrency < 1 || b.concurrency > 256) {
-            throw new IllegalArgumentException("concurrency must be 1 to 256, got " + b.concurrency);
-        }
-        this.concurrency = b.concurrency;
+        this.concurrency = requireValidConcurrency(b.concurrency);
         if (b.gatewayAttempts < 1 || b.gatewayAttempts > 20) {
             throw new IllegalArgumentException("gateway attempts must be 1 to 20, got " + b.gatewayAttempts);
         }
@@ -114,6 +113,18 @@ public final class SettlementWorker {
         this.hook = b.hook;
         this.clock = b.clock;
         this.journal = b.journal;
+    }
+
+    /**
+     * Returns {@code concurrency} when a worker accepts it: 1 to {@link #MAX_CONCURRENCY}.
+     *
+     * @throws IllegalArgumentException "concurrency must be 1 to 256, got N"
+     */
+    public static int requireValidConcurrency(int concurrency) {
+        if (concurrency < 1 || concurrency > MAX_CONCURRENCY) {
+            throw new IllegalArgumentException("concurrency must be 1 to " + MAX_CONCURRENCY + ", got " + concurrency);
+        }
+        return concurrency;
     }
 
     public static Builder builder() {
