@@ -11,6 +11,7 @@ import dev.fenced.settlement.SettlementWorker;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
@@ -24,7 +25,7 @@ import picocli.CommandLine.Option;
                         + " tokens), 12 the merchant has no refunds at all (a mistyped id?), 15 a database wait ran out (a row lock"
                         + " another session kept past --lock-timeout: rows claimed but never sent put back, lease released),"
                         + " 1 runtime failure, 2 usage error."})
-public class SettleCommand implements Callable<Integer> {
+public final class SettleCommand implements Callable<Integer> {
     public static final int FENCE_VIOLATION = 3;
     public static final int LEASE_BUSY = 4;
     public static final int LEASE_LOST = 5;
@@ -68,10 +69,34 @@ public class SettleCommand implements Callable<Integer> {
     GatewayOptions gatewayOptions;
 
     @Mixin
-    protected JournalOptions journal;
+    JournalOptions journal;
+
+    /** Null for the operator's command: {@code fenced settle} always builds the fenced worker. */
+    private final WorkerAdjustment adjustment;
+
+    SettleCommand() {
+        this(null);
+    }
+
+    private SettleCommand(WorkerAdjustment adjustment) {
+        this.adjustment = adjustment;
+    }
+
+    /**
+     * This command under another name, hidden, its worker changed by {@code adjustment}, whose
+     * options it takes besides settle's: for a {@link CommandSet} (the lab's {@code lab-settle}).
+     */
+    public static CommandSpec adjusted(String name, String description, WorkerAdjustment adjustment) {
+        CommandSpec spec = CommandSpec.forAnnotatedObject(new SettleCommand(java.util.Objects.requireNonNull(adjustment, "adjustment")));
+        spec.name(name).usageMessage().hidden(true).description(description);
+        return spec.addMixin("adjustment", CommandSpec.forAnnotatedObject(adjustment));
+    }
 
     @Override
     public Integer call() {
+        if (adjustment != null) {
+            adjustment.validate();
+        }
         Merchants.requireValid(merchant);
         Connections.requireUsableTtl(ttl);
         Connections.requireConcurrency(concurrency);
@@ -85,8 +110,14 @@ public class SettleCommand implements Callable<Integer> {
             SettlementWorker.Builder builder = SettlementWorker.builder()
                     .leaseStore(leases).dataSource(db).gateway(Connections.gateway(gatewayUrl))
                     .ttl(ttl).concurrency(concurrency).name(name).listener(this::print);
-            SettlementWorker worker = adapt(journal.apply(builder)).build();
-            beforeSettling();
+            builder = journal.apply(builder);
+            if (adjustment != null) {
+                builder = adjustment.adjust(builder, new WorkerAdjustment.Context(name, journal.dataSource(), this::print));
+            }
+            SettlementWorker worker = builder.build();
+            if (adjustment != null) {
+                adjustment.beforeSettling();
+            }
             SettlementOutcome outcome;
             RefundSummary before = RefundSummary.of(db, merchant);
             long toSettle = before.count("pending") + before.count("sending");
@@ -111,20 +142,7 @@ public class SettleCommand implements Callable<Integer> {
         }
     }
 
-    /** What a subclass changes in the worker before it is built; the operator's command changes nothing. */
-    protected SettlementWorker.Builder adapt(SettlementWorker.Builder builder) {
-        return builder;
-    }
-
-    /** Runs after the worker is built and before it takes the lease. */
-    protected void beforeSettling() {
-    }
-
-    protected final String name() {
-        return name;
-    }
-
-    protected void print(SettlementEvent event) {
+    private void print(SettlementEvent event) {
         if (events) {
             EventLines.event(event, merchant);
         }

@@ -15,6 +15,7 @@ import io.nats.client.Connection;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
@@ -28,7 +29,7 @@ import picocli.CommandLine.Option;
                         + " after AckWait), and one line says how many, and how many of their refunds were left in sending.",
                 "A job whose run met a database wait (a row lock another session kept past --lock-timeout) is handed back with a"
                         + " delay of --ack-wait, counted towards --max-deliver."})
-public class WorkerCommand implements Callable<Integer> {
+public final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--jobs", defaultValue = "4", description = "merchants settled at once (default ${DEFAULT-VALUE})")
     int jobs;
 
@@ -74,13 +75,37 @@ public class WorkerCommand implements Callable<Integer> {
     GatewayOptions gatewayOptions;
 
     @Mixin
-    protected JournalOptions journal;
+    JournalOptions journal;
 
     @Mixin
     NatsOptions nats;
 
+    /** Null for the operator's command: {@code fenced worker} always builds the fenced worker. */
+    private final WorkerAdjustment adjustment;
+
+    WorkerCommand() {
+        this(null);
+    }
+
+    private WorkerCommand(WorkerAdjustment adjustment) {
+        this.adjustment = adjustment;
+    }
+
+    /**
+     * This command under another name, hidden, the worker of each job changed by {@code adjustment},
+     * whose options it takes besides worker's: for a {@link CommandSet} (the lab's {@code lab-worker}).
+     */
+    public static CommandSpec adjusted(String name, String description, WorkerAdjustment adjustment) {
+        CommandSpec spec = CommandSpec.forAnnotatedObject(new WorkerCommand(java.util.Objects.requireNonNull(adjustment, "adjustment")));
+        spec.name(name).usageMessage().hidden(true).description(description);
+        return spec.addMixin("adjustment", CommandSpec.forAnnotatedObject(adjustment));
+    }
+
     @Override
     public Integer call() {
+        if (adjustment != null) {
+            adjustment.validate();
+        }
         try {
             FleetWorker.requireValidJobs(jobs);
         } catch (IllegalArgumentException e) {
@@ -113,7 +138,7 @@ public class WorkerCommand implements Callable<Integer> {
             FleetWorker fleet = FleetWorker.builder().connection(broker).stream(stream).jobs(jobs)
                     .drainTime(drainTime)
                     .listener(this::print)
-                    .workers(merchant -> adapt(journal.apply(SettlementWorker.builder()).leaseStore(leases).dataSource(db)
+                    .workers(merchant -> adjusted(journal.apply(SettlementWorker.builder()).leaseStore(leases).dataSource(db)
                             .gateway(gateway).ttl(ttl).concurrency(concurrency).name(name)
                             .listener(jobListener(merchant, metrics)), merchant).build())
                     .build();
@@ -172,13 +197,9 @@ public class WorkerCommand implements Callable<Integer> {
         return metrics == null ? lines : SettlementListener.all(lines, metrics.settlementListener());
     }
 
-    /** What a subclass changes in the settlement worker of each job; the operator's command changes nothing. */
-    protected SettlementWorker.Builder adapt(SettlementWorker.Builder builder, String merchant) {
-        return builder;
-    }
-
-    protected final String name() {
-        return name;
+    private SettlementWorker.Builder adjusted(SettlementWorker.Builder builder, String merchant) {
+        return adjustment == null ? builder : adjustment.adjust(builder, new WorkerAdjustment.Context(name, journal.dataSource(),
+                event -> EventLines.event(event, merchant)));
     }
 
     private void print(JobEvent event) {
