@@ -8,7 +8,6 @@ import dev.fenced.Lease;
 import dev.fenced.LeaseArguments;
 import dev.fenced.LeaseStore;
 import dev.fenced.LogKeys;
-import dev.fenced.StoreAuthenticationException;
 import dev.fenced.StoreUnavailableException;
 import dev.fenced.TokenIssuerMismatchException;
 import dev.fenced.TokenSource;
@@ -686,7 +685,7 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
 
         /**
          * Certificates to trust, this client's certificate and how much to verify, for a
-         * {@code rediss://} URL. A failed handshake is a {@link dev.fenced.StoreTlsException}.
+         * {@code rediss://} URL. A failed handshake is a {@link StoreTlsException}.
          */
         public Builder tls(RedisTls tls) {
             requireOwnConnection("TLS settings");
