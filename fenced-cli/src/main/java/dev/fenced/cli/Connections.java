@@ -14,6 +14,7 @@ import dev.fenced.redis.RedisTls;
 import dev.fenced.redis.TokenIssuer;
 import dev.fenced.settlement.RefundSchema;
 import dev.fenced.settlement.Merchants;
+import dev.fenced.settlement.SettlementWorker;
 import java.nio.file.Path;
 import java.time.Duration;
 import picocli.CommandLine.Option;
@@ -66,7 +67,7 @@ public final class Connections {
      * @throws UsageException for TLS options that cannot work: a missing file, a certificate without its key, a plain URL
      */
     public RedisLeaseStore leases(HikariDataSource database, String ownerLabel, FencedObserver observer) {
-        RedisLeaseStore.Builder builder = leasesBuilder(require(redisUrl, "--redis-url", "FENCED_REDIS_URL"), database, ownerLabel, observer,
+        RedisLeaseStore.Builder builder = leasesBuilder(requireRedisUrl(), database, ownerLabel, observer,
                 tokens);
         RedisTls tls = tls();
         if (tls == null) {
@@ -93,22 +94,26 @@ public final class Connections {
         }
     }
 
-    public static String require(String value, String option, String env) {
-        if (value == null || value.isBlank()) {
-            throw new UsageException("needs " + option + " or the environment variable " + env);
-        }
-        return value;
+    /** {@code --redis-url}, or the usage error of a command that needs it; checked before anything connects. */
+    public String requireRedisUrl() {
+        return UsageException.requireGiven(redisUrl, "--redis-url", "FENCED_REDIS_URL");
+    }
+
+    /** The owner label of a worker's leases, {@code worker-NAME}: its name with anything but letters, digits, _ and - as _. */
+    static String workerOwnerLabel(String workerName) {
+        return "worker-" + workerName.replaceAll("[^A-Za-z0-9_-]", "_");
     }
 
     /** How long a SIGTERM waits for the refunds in flight to finish before the process exits anyway. */
     public static final Duration DRAIN_TIME = Duration.ofSeconds(30);
 
-    /** Refunds in flight under one token: what the settlement worker accepts, as a usage error. */
+    /** Refunds in flight under one token: what the settlement worker accepts, its refusal as a usage error. */
     public static int requireConcurrency(int concurrency) {
-        if (concurrency < 1 || concurrency > 256) {
-            throw new UsageException("--concurrency must be 1 to 256, got " + concurrency);
+        try {
+            return SettlementWorker.requireValidConcurrency(concurrency);
+        } catch (IllegalArgumentException e) {
+            throw UsageException.ofOption(e);
         }
-        return concurrency;
     }
 
     /** The shortest lease the commands accept: below it, a JVM's start-up and one round trip outlast the lease. */

@@ -18,10 +18,11 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 @Command(name = "doctor", mixinStandardHelpOptions = true,
-        description = {"Check that the database's tables are fit for fencing: the token counter and guard tables, and the",
-                "fenced table (the refund table, or --table): fence column BIGINT NOT NULL, a unique id, the state column.",
-                "With Redis (--redis-url or FENCED_REDIS_URL), also every merchant's tokens: issued by another issuer than",
-                "--tokens, or Redis's counter below the merchant's stored fences (see fenced tokens).",
+        description = {"Check that the database's tables are fit for fencing.",
+                "It reads the token counter and guard tables, and the fenced table (the refund table, or --table): fence column"
+                        + " BIGINT NOT NULL, a unique id, the state column. With Redis (--redis-url or FENCED_REDIS_URL), also every"
+                        + " merchant's tokens: issued by another issuer than --tokens, or Redis's counter below the merchant's stored"
+                        + " fences (see fenced tokens).",
                 "Read-only. Exit codes: 0 fit, 1 a problem (one line each) or an unreachable server, 2 usage error."})
 final class DoctorCommand implements Callable<Integer> {
     @Option(names = "--table", description = "a fenced table of your own instead of the refund table")
@@ -49,7 +50,7 @@ final class DoctorCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         FencedTable fenced = table == null ? RefundSchema.table() : ownTable();
-        String dbUrl = Connections.require(databaseOptions.dbUrl, "--db-url", "FENCED_DB_URL");
+        String dbUrl = databaseOptions.requireUrl();
         List<SchemaCheck.Problem> problems = new ArrayList<>();
         try (HikariDataSource db = Connections.readOnlyDatabase(dbUrl, 1); Connection connection = db.getConnection()) {
             if (table == null) {

@@ -11,9 +11,10 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 @Command(name = "enqueue", mixinStandardHelpOptions = true,
-        description = {"Publish the settlement job of a merchant to the fleet's JetStream stream. The same job enqueued",
-                "twice within the de-duplication window (2 minutes) is one job. With a database (--db-url or FENCED_DB_URL), a",
-                "merchant without refunds is refused before anything is published (exit 12); a worker dead-letters such a job."})
+        description = {"Publish the settlement job of a merchant to the fleet's JetStream stream.",
+                "The same job enqueued twice within the de-duplication window (2 minutes) is one job. With a database (--db-url or"
+                        + " FENCED_DB_URL), a merchant without refunds is refused before anything is published (exit 12); a worker"
+                        + " dead-letters such a job."})
 final class EnqueueCommand implements Callable<Integer> {
     @Option(names = "--merchant", required = true, description = "merchant id, e.g. m_4471")
     String merchant;

@@ -7,4 +7,9 @@ public final class GatewayOptions {
     @Option(names = "--gateway-url", paramLabel = "URL", defaultValue = "${env:FENCED_GATEWAY_URL}",
             description = "the payment gateway, http://host:port (env FENCED_GATEWAY_URL)")
     public String gatewayUrl;
+
+    /** {@code --gateway-url}, or the usage error of a command that needs it; checked before anything connects. */
+    public String requireUrl() {
+        return UsageException.requireGiven(gatewayUrl, "--gateway-url", "FENCED_GATEWAY_URL");
+    }
 }

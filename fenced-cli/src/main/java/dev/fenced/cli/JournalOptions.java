@@ -37,8 +37,8 @@ public final class JournalOptions {
         return opened;
     }
 
-    /** The journal's database once opened, or null: for a command that builds another journal on it (the lab's control). */
-    public DataSource dataSource() {
+    /** The journal's database once opened, or null: for an adjustment that builds another journal on it (the lab's control). */
+    DataSource dataSource() {
         return dataSource;
     }
 

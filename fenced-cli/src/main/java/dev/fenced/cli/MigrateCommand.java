@@ -17,9 +17,10 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 
 @Command(name = "migrate", mixinStandardHelpOptions = true,
-        description = {"Create or bring up to date the schema the other commands need: the refund table, the token counter and",
-                "guard tables, the token sequences. Safe to run again. seed, settle, worker and reconcile --repair migrate by",
-                "themselves; status, reconcile and doctor only read, and ask for this command on a database without the schema."})
+        description = {"Create or bring up to date the schema the other commands need.",
+                "That is the refund table, the token counter and guard tables, the token sequences. Safe to run again. seed,"
+                        + " settle, worker and reconcile --repair migrate by themselves; status, reconcile and doctor only read, and"
+                        + " ask for this command on a database without the schema."})
 final class MigrateCommand implements Callable<Integer> {
     /** What the migrations make, as the command reports it. */
     private static final List<String> SCHEMA = List.of(RefundSchema.TABLE, FencedSchema.COUNTER_TABLE, FencedSchema.GUARD_TABLE,
@@ -30,7 +31,7 @@ final class MigrateCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws SQLException {
-        String dbUrl = Connections.require(databaseOptions.dbUrl, "--db-url", "FENCED_DB_URL");
+        String dbUrl = databaseOptions.requireUrl();
         boolean existed;
         // Not migrated on opening: first see what was there. Two connections: Flyway takes both.
         try (HikariDataSource db = Connections.readOnlyDatabase(dbUrl, 2)) {

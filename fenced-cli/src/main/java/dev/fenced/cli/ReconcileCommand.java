@@ -16,12 +16,12 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 @Command(name = "reconcile", mixinStandardHelpOptions = true,
-        description = {"Compare every refund row of a merchant with the gateway, key by key; with --repair, fix the safe cases",
-                "under the merchant's lease and a fresh token, through fenced writes.",
-                "Exit codes: 0 the rows and the gateway agree (after the repair), 8 discrepancies remain or failed rows without",
-                "a refund (they need an operator: --repair --retry-failed sends them again), 4 a worker holds the merchant's",
-                "lease (--repair), 15 a database wait ran out (a row lock another session kept past --lock-timeout),",
-                "1 runtime failure, 2 usage error."})
+        description = {"Compare every refund row of a merchant with the gateway, key by key.",
+                "With --repair, it fixes the safe cases under the merchant's lease and a fresh token, through fenced writes.",
+                "Exit codes: 0 the rows and the gateway agree (after the repair), 8 discrepancies remain or failed rows without"
+                        + " a refund (they need an operator: --repair --retry-failed sends them again), 4 a worker holds the"
+                        + " merchant's lease (--repair), 15 a database wait ran out (a row lock another session kept past"
+                        + " --lock-timeout), 1 runtime failure, 2 usage error."})
 final class ReconcileCommand implements Callable<Integer> {
     static final int DISCREPANCIES = 8;
 
@@ -63,10 +63,10 @@ final class ReconcileCommand implements Callable<Integer> {
         if (retryFailed && !repair) {
             throw new UsageException("--retry-failed goes with --repair");
         }
-        String dbUrl = Connections.require(databaseOptions.dbUrl, "--db-url", "FENCED_DB_URL");
-        String gatewayUrl = Connections.require(gatewayOptions.gatewayUrl, "--gateway-url", "FENCED_GATEWAY_URL");
+        String dbUrl = databaseOptions.requireUrl();
+        String gatewayUrl = gatewayOptions.requireUrl();
         if (repair) {
-            Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL"); // before anything connects
+            connections.requireRedisUrl(); // before anything connects
         }
         Report report;
         try (HikariDataSource db = repair ? Connections.database(dbUrl, 2, waits) : Connections.readOnlyDatabase(dbUrl, 2, waits);

@@ -8,8 +8,9 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 
 @Command(name = "requeue", mixinStandardHelpOptions = true,
-        description = {"Send every dead-lettered settlement job back to the fleet's job stream, as a new job of its merchant,",
-                "and remove it from the dead letters (<stream>_DEAD). A dead letter that names no merchant is left there."})
+        description = {"Send every dead-lettered settlement job back to the fleet's job stream.",
+                "Each goes back as a new job of its merchant and leaves the dead letters (<stream>_DEAD). A dead letter that names"
+                        + " no merchant is left there."})
 final class RequeueCommand implements Callable<Integer> {
     @Mixin
     NatsOptions nats;

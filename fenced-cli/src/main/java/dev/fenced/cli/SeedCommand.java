@@ -54,7 +54,7 @@ final class SeedCommand implements Callable<Integer> {
         if (idPrefix == null) {
             idPrefix = merchant + "_r"; // never collides with another merchant seeded the same way
         }
-        String url = Connections.require(databaseOptions.dbUrl, "--db-url", "FENCED_DB_URL");
+        String url = databaseOptions.requireUrl();
         // With --enqueue, the broker is reached first: an unreachable one stops the command before a row is written.
         try (io.nats.client.Connection broker = enqueue ? nats.connect("fenced-seed") : null) {
             SettlementJobs jobs = broker == null ? null : SettlementJobs.on(broker, nats.streamBuilder().build());

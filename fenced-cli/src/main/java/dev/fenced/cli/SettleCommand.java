@@ -11,19 +11,21 @@ import dev.fenced.settlement.SettlementWorker;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 @Command(name = "settle", mixinStandardHelpOptions = true,
         description = {"Settle one merchant's refunds as one worker process, then exit.",
-                "Exit codes: 0 finished the batch, 3 abandoned it on a fence violation, 4 the lease was held by someone else,",
-                "5 the lease was lost mid-batch, 6 the gateway was unavailable (refunds left pending or sending for the next run),",
-                "7 finished, but some refunds ended failed (refused by the gateway, for this run or for an earlier holder;",
-                "see reconcile), 9 stopped by SIGTERM or SIGINT (what was in flight finished, the rest left for the next run),",
-                "11 the merchant's tokens come from another issuer than --tokens (see fenced tokens), 12 the merchant has no",
-                "refunds at all (a mistyped id?), 15 a database wait ran out (a row lock another session kept past",
-                "--lock-timeout: rows claimed but never sent put back, lease released), 1 runtime failure, 2 usage error."})
-public class SettleCommand implements Callable<Integer> {
+                "Exit codes: 0 finished the batch, 3 abandoned it on a fence violation, 4 the lease was held by someone else,"
+                        + " 5 the lease was lost mid-batch, 6 the gateway was unavailable (refunds left pending or sending for the"
+                        + " next run), 7 finished, but some refunds ended failed (refused by the gateway, for this run or for an"
+                        + " earlier holder; see reconcile), 9 stopped by SIGTERM or SIGINT (what was in flight finished, the rest"
+                        + " left for the next run), 11 the merchant's tokens come from another issuer than --tokens (see fenced"
+                        + " tokens), 12 the merchant has no refunds at all (a mistyped id?), 15 a database wait ran out (a row lock"
+                        + " another session kept past --lock-timeout: rows claimed but never sent put back, lease released),"
+                        + " 1 runtime failure, 2 usage error."})
+public final class SettleCommand implements Callable<Integer> {
     public static final int FENCE_VIOLATION = 3;
     public static final int LEASE_BUSY = 4;
     public static final int LEASE_LOST = 5;
@@ -67,25 +69,55 @@ public class SettleCommand implements Callable<Integer> {
     GatewayOptions gatewayOptions;
 
     @Mixin
-    protected JournalOptions journal;
+    JournalOptions journal;
+
+    /** Null for the operator's command: {@code fenced settle} always builds the fenced worker. */
+    private final WorkerAdjustment adjustment;
+
+    SettleCommand() {
+        this(null);
+    }
+
+    private SettleCommand(WorkerAdjustment adjustment) {
+        this.adjustment = adjustment;
+    }
+
+    /**
+     * This command under another name, hidden, its worker changed by {@code adjustment}, whose
+     * options it takes besides settle's: for a {@link CommandSet} (the lab's {@code lab-settle}).
+     */
+    public static CommandSpec adjusted(String name, String description, WorkerAdjustment adjustment) {
+        CommandSpec spec = CommandSpec.forAnnotatedObject(new SettleCommand(java.util.Objects.requireNonNull(adjustment, "adjustment")));
+        spec.name(name).usageMessage().hidden(true).description(description);
+        return spec.addMixin("adjustment", CommandSpec.forAnnotatedObject(adjustment));
+    }
 
     @Override
     public Integer call() {
+        if (adjustment != null) {
+            adjustment.validate();
+        }
         Merchants.requireValid(merchant);
         Connections.requireUsableTtl(ttl);
         Connections.requireConcurrency(concurrency);
         DatabaseWaits waits = databaseWaits.resolve(ttl);
-        Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL"); // before anything connects
-        String dbUrl = Connections.require(databaseOptions.dbUrl, "--db-url", "FENCED_DB_URL");
-        String gatewayUrl = Connections.require(gatewayOptions.gatewayUrl, "--gateway-url", "FENCED_GATEWAY_URL");
+        connections.requireRedisUrl(); // before anything connects
+        String dbUrl = databaseOptions.requireUrl();
+        String gatewayUrl = gatewayOptions.requireUrl();
         try (HikariDataSource db = Connections.database(dbUrl, concurrency + 2, waits);
              HikariDataSource journalDb = journal.open(2, waits);
-             RedisLeaseStore leases = connections.leases(db, "worker-" + name.replaceAll("[^A-Za-z0-9_-]", "_"), FencedObserver.NONE)) {
+             RedisLeaseStore leases = connections.leases(db, Connections.workerOwnerLabel(name), FencedObserver.NONE)) {
             SettlementWorker.Builder builder = SettlementWorker.builder()
                     .leaseStore(leases).dataSource(db).gateway(Connections.gateway(gatewayUrl))
                     .ttl(ttl).concurrency(concurrency).name(name).listener(this::print);
-            SettlementWorker worker = adapt(journal.apply(builder)).build();
-            beforeSettling();
+            builder = journal.apply(builder);
+            if (adjustment != null) {
+                builder = adjustment.adjust(builder, new WorkerAdjustment.Context(name, journal.dataSource(), this::print));
+            }
+            SettlementWorker worker = builder.build();
+            if (adjustment != null) {
+                adjustment.beforeSettling();
+            }
             SettlementOutcome outcome;
             RefundSummary before = RefundSummary.of(db, merchant);
             long toSettle = before.count("pending") + before.count("sending");
@@ -110,20 +142,7 @@ public class SettleCommand implements Callable<Integer> {
         }
     }
 
-    /** What a subclass changes in the worker before it is built; the operator's command changes nothing. */
-    protected SettlementWorker.Builder adapt(SettlementWorker.Builder builder) {
-        return builder;
-    }
-
-    /** Runs after the worker is built and before it takes the lease. */
-    protected void beforeSettling() {
-    }
-
-    protected final String name() {
-        return name;
-    }
-
-    protected void print(SettlementEvent event) {
+    private void print(SettlementEvent event) {
         if (events) {
             EventLines.event(event, merchant);
         }

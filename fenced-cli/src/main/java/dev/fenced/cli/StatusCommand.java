@@ -4,8 +4,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fenced.FencedObserver;
-import dev.fenced.StoreAuthenticationException;
-import dev.fenced.StoreTlsException;
 import dev.fenced.StoreUnavailableException;
 import dev.fenced.fleet.JobQueueStatus;
 import dev.fenced.fleet.JobStream;
@@ -16,6 +14,8 @@ import dev.fenced.gateway.GatewayRefund;
 import dev.fenced.internal.Redaction;
 import dev.fenced.redis.LeaseSnapshot;
 import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.redis.StoreAuthenticationException;
+import dev.fenced.redis.StoreTlsException;
 import dev.fenced.redis.TokenIssuer;
 import dev.fenced.settlement.Merchants;
 import dev.fenced.settlement.RefundSummary;
@@ -29,11 +29,11 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 @Command(name = "status", mixinStandardHelpOptions = true,
-        description = {"Show a merchant's lease, counter, refunds by state, highest fence and the gateway's view;",
-                "or, with --all, one row per merchant, a page at a time (--limit, --offset), redrawn with --watch, then the",
-                "workers holding the page's leases and, with --nats-url, the job stream.",
-                "With Redis, the gateway or NATS unreachable it shows what it could read and says what it could not (exit 0);",
-                "with the database unreachable there is nothing to show: one line, exit 1."})
+        description = {"Show a merchant's lease, counter, refunds by state, highest fence and the gateway's view.",
+                "With --all, one row per merchant instead, a page at a time (--limit, --offset), redrawn with --watch, then the"
+                        + " workers holding the page's leases and, with --nats-url, the job stream.",
+                "With Redis, the gateway or NATS unreachable it shows what it could read and says what it could not (exit 0);"
+                        + " with the database unreachable there is nothing to show: one line, exit 1."})
 final class StatusCommand implements Callable<Integer> {
     @Option(names = "--merchant", description = "merchant id, e.g. m_4471")
     String merchant;
@@ -85,8 +85,8 @@ final class StatusCommand implements Callable<Integer> {
             throw new UsageException("--watch goes with --all");
         }
         String resource = Merchants.resource(merchant);
-        Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL"); // before anything connects
-        String dbUrl = Connections.require(databaseOptions.dbUrl, "--db-url", "FENCED_DB_URL");
+        connections.requireRedisUrl(); // before anything connects
+        String dbUrl = databaseOptions.requireUrl();
         // A malformed gateway URL is a mistake, found now; an unreachable gateway is an outage, shown below.
         GatewayClient gateway = gatewayOptions.gatewayUrl == null || gatewayOptions.gatewayUrl.isBlank() ? null
                 : Connections.gateway(gatewayOptions.gatewayUrl);
@@ -190,8 +190,8 @@ final class StatusCommand implements Callable<Integer> {
         if (watch != null && watch.toMillis() < 100) {
             throw new UsageException("--watch must be at least 100ms, got " + dev.fenced.internal.Durations.human(watch));
         }
-        Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL"); // before anything connects
-        String dbUrl = Connections.require(databaseOptions.dbUrl, "--db-url", "FENCED_DB_URL");
+        connections.requireRedisUrl(); // before anything connects
+        String dbUrl = databaseOptions.requireUrl();
         nats.checkUrl();
         boolean terminal = System.console() != null && !json;
         ObjectMapper mapper = new ObjectMapper();

@@ -21,9 +21,10 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 @Command(name = "timeline", mixinStandardHelpOptions = true,
-        description = {"Draw the event lines of a real run (settle --events, worker --events) as a self-contained HTML timeline:",
-                "one lane per worker (and merchant, when there are several), its leases with their tokens, its writes,",
-                "the writes the database refused, gateway troubles and job deliveries, on one axis in seconds."})
+        description = {"Draw the event lines of a real run as a self-contained HTML timeline.",
+                "It reads the output of settle --events or worker --events: one lane per worker (and merchant, when there are"
+                        + " several), its leases with their tokens, its writes, the writes the database refused, gateway troubles"
+                        + " and job deliveries, on one axis in seconds."})
 final class TimelineCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "EVENTS", description = "a file of event lines, one JSON object per line; - reads stdin")
     String events;
@@ -50,7 +51,7 @@ final class TimelineCommand implements Callable<Integer> {
         }
         long first = parsed.stream().mapToLong(EventLine::at).min().orElseThrow();
         long last = parsed.stream().mapToLong(EventLine::at).max().orElseThrow();
-        String seconds = TimelineChart.number(Math.round((last - first) / 100.0) / 10.0);
+        String seconds = TimelinePage.number(Math.round((last - first) / 100.0) / 10.0);
         TreeSet<String> merchants = parsed.stream().map(TimelineCommand::merchant).filter(m -> m != null)
                 .collect(Collectors.toCollection(TreeSet::new));
         TreeSet<String> workers = parsed.stream().map(EventLine::worker).collect(Collectors.toCollection(TreeSet::new));
@@ -70,11 +71,11 @@ final class TimelineCommand implements Callable<Integer> {
         facts.put("workers", workers.size() + ": " + abbreviated(workers));
         facts.put("merchants", merchants.size() + (merchants.isEmpty() ? "" : ": " + abbreviated(merchants)));
         facts.put("version", "fenced " + FencedCli.VERSION);
-        StringBuilder body = new StringBuilder("<header><h1>").append(TimelineChart.esc(name)).append("</h1>\n")
-                .append(TimelineChart.metadata(facts)).append("</header>\n").append(TimelineChart.legend(chart.kinds()))
+        StringBuilder body = new StringBuilder("<header><h1>").append(TimelinePage.esc(name)).append("</h1>\n")
+                .append(TimelinePage.metadata(facts)).append("</header>\n").append(TimelinePage.legend(chart.kinds()))
                 .append(chart.figure(TimelineChart.axisEnd(List.of(chart)), "seconds", caption(chart)));
         try {
-            Files.writeString(html, TimelineChart.page(name, body.toString()), StandardCharsets.UTF_8);
+            Files.writeString(html, TimelinePage.page(name, body.toString()), StandardCharsets.UTF_8);
         } catch (NoSuchFileException e) {
             throw new UsageException("cannot write " + html + ": no such directory");
         }
@@ -98,7 +99,7 @@ final class TimelineCommand implements Callable<Integer> {
 
     private static String caption(TimelineChart chart) {
         StringBuilder caption = new StringBuilder();
-        for (Map.Entry<TimelineChart.Kind, Long> count : chart.counts().entrySet()) {
+        for (Map.Entry<TimelineKind, Long> count : chart.counts().entrySet()) {
             caption.append(caption.length() == 0 ? "" : ", ").append(count.getKey().count(count.getValue()));
         }
         return caption.length() == 0 ? "no writes, refusals or deliveries" : caption.toString();

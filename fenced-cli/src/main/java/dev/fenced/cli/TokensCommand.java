@@ -15,12 +15,13 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 @Command(name = "tokens", mixinStandardHelpOptions = true,
-        description = {"Show who issues a merchant's fencing tokens (recorded in Redis by its first lease), or switch it to another",
-                "issuer deliberately: only while no worker holds the merchant, with the new issuer's first token above every token",
-                "issued before (the highest stored fence, Redis's counter, the database sequence). Tokens of different issuers do",
-                "not order, so every command that takes a lease refuses another issuer than the recorded one (exit 11).",
-                "Exit codes: 0 shown or switched, 1 the tokens do not agree with --tokens or the rows (shown), 4 a worker holds",
-                "the lease (nothing switched), 2 usage error."})
+        description = {"Show who issues a merchant's fencing tokens, or switch it to another issuer.",
+                "The issuer is recorded in Redis by the merchant's first lease. A switch is deliberate: only while no worker holds"
+                        + " the merchant, with the new issuer's first token above every token issued before (the highest stored"
+                        + " fence, Redis's counter, the database sequence). Tokens of different issuers do not order, so every"
+                        + " command that takes a lease refuses another issuer than the recorded one (exit 11).",
+                "Exit codes: 0 shown or switched, 1 the tokens do not agree with --tokens or the rows (shown), 4 a worker holds"
+                        + " the lease (nothing switched), 2 usage error."})
 final class TokensCommand implements Callable<Integer> {
     @Option(names = "--merchant", required = true, description = "merchant id, e.g. m_4471")
     String merchant;
@@ -39,8 +40,8 @@ final class TokensCommand implements Callable<Integer> {
     public Integer call() {
         Merchants.requireValid(merchant);
         String resource = Merchants.resource(merchant);
-        Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL");
-        String dbUrl = Connections.require(databaseOptions.dbUrl, "--db-url", "FENCED_DB_URL");
+        connections.requireRedisUrl();
+        String dbUrl = databaseOptions.requireUrl();
         if (switchTo == null) {
             try (HikariDataSource db = Connections.readOnlyDatabase(dbUrl, 2); RedisLeaseStore leases = connections.leases(db, null, FencedObserver.NONE)) {
                 LeaseSnapshot lease = leases.inspect(resource);

@@ -15,19 +15,21 @@ import io.nats.client.Connection;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 @Command(name = "worker", mixinStandardHelpOptions = true,
-        description = {"Run a long-lived settlement worker of the fleet: take settlement jobs from the JetStream stream",
-                "and settle up to --jobs merchants at once, each under its own lease and token. SIGTERM or SIGINT drains:",
-                "no new job, refunds in flight confirmed, leases released, unfinished jobs handed back; then exit 0.",
-                "Exit codes: 0 drained, 1 runtime failure (e.g. NATS, Redis or the database unreachable at start), 2 usage error,",
-                "10 the drain outlasted --drain-time: the jobs still running are left to JetStream (no answer: redelivered after",
-                "AckWait), and one line says how many, and how many of their refunds were left in sending. A job whose run met a",
-                "database wait (a row lock another session kept past --lock-timeout) is handed back with a delay of --ack-wait,",
-                "counted towards --max-deliver."})
-public class WorkerCommand implements Callable<Integer> {
+        description = {"Run a long-lived settlement worker of the fleet.",
+                "It takes settlement jobs from the JetStream stream and settles up to --jobs merchants at once, each under its own"
+                        + " lease and token. SIGTERM or SIGINT drains: no new job, refunds in flight confirmed, leases released,"
+                        + " unfinished jobs handed back; then exit 0.",
+                "Exit codes: 0 drained, 1 runtime failure (e.g. NATS, Redis or the database unreachable at start), 2 usage error,"
+                        + " 10 the drain outlasted --drain-time: the jobs still running are left to JetStream (no answer: redelivered"
+                        + " after AckWait), and one line says how many, and how many of their refunds were left in sending.",
+                "A job whose run met a database wait (a row lock another session kept past --lock-timeout) is handed back with a"
+                        + " delay of --ack-wait, counted towards --max-deliver."})
+public final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--jobs", defaultValue = "4", description = "merchants settled at once (default ${DEFAULT-VALUE})")
     int jobs;
 
@@ -73,15 +75,41 @@ public class WorkerCommand implements Callable<Integer> {
     GatewayOptions gatewayOptions;
 
     @Mixin
-    protected JournalOptions journal;
+    JournalOptions journal;
 
     @Mixin
     NatsOptions nats;
 
+    /** Null for the operator's command: {@code fenced worker} always builds the fenced worker. */
+    private final WorkerAdjustment adjustment;
+
+    WorkerCommand() {
+        this(null);
+    }
+
+    private WorkerCommand(WorkerAdjustment adjustment) {
+        this.adjustment = adjustment;
+    }
+
+    /**
+     * This command under another name, hidden, the worker of each job changed by {@code adjustment},
+     * whose options it takes besides worker's: for a {@link CommandSet} (the lab's {@code lab-worker}).
+     */
+    public static CommandSpec adjusted(String name, String description, WorkerAdjustment adjustment) {
+        CommandSpec spec = CommandSpec.forAnnotatedObject(new WorkerCommand(java.util.Objects.requireNonNull(adjustment, "adjustment")));
+        spec.name(name).usageMessage().hidden(true).description(description);
+        return spec.addMixin("adjustment", CommandSpec.forAnnotatedObject(adjustment));
+    }
+
     @Override
     public Integer call() {
-        if (jobs < 1 || jobs > 64) {
-            throw new UsageException("--jobs must be 1 to 64, got " + jobs);
+        if (adjustment != null) {
+            adjustment.validate();
+        }
+        try {
+            FleetWorker.requireValidJobs(jobs);
+        } catch (IllegalArgumentException e) {
+            throw UsageException.ofOption(e);
         }
         Connections.requireConcurrency(concurrency);
         Connections.requireUsableTtl(ttl);
@@ -96,11 +124,11 @@ public class WorkerCommand implements Callable<Integer> {
             throw new UsageException(e.getMessage());
         }
         nats.checkUrl();
-        Connections.require(connections.redisUrl, "--redis-url", "FENCED_REDIS_URL"); // before anything connects
-        String dbUrl = Connections.require(databaseOptions.dbUrl, "--db-url", "FENCED_DB_URL");
-        String gatewayUrl = Connections.require(gatewayOptions.gatewayUrl, "--gateway-url", "FENCED_GATEWAY_URL");
+        connections.requireRedisUrl(); // before anything connects
+        String dbUrl = databaseOptions.requireUrl();
+        String gatewayUrl = gatewayOptions.requireUrl();
         GatewayClient gateway = Connections.gateway(gatewayUrl); // one client for every job; a malformed URL is a usage error now
-        String owner = "worker-" + name.replaceAll("[^A-Za-z0-9_-]", "_");
+        String owner = Connections.workerOwnerLabel(name);
         try (MetricsEndpoint metrics = metricsPort == null ? null : MetricsEndpoint.serve(metricsHost, metricsPort);
              HikariDataSource db = Connections.database(dbUrl, jobs * (concurrency + 2), waits);
              HikariDataSource journalDb = journal.open(jobs + 1, waits);
@@ -110,7 +138,7 @@ public class WorkerCommand implements Callable<Integer> {
             FleetWorker fleet = FleetWorker.builder().connection(broker).stream(stream).jobs(jobs)
                     .drainTime(drainTime)
                     .listener(this::print)
-                    .workers(merchant -> adapt(journal.apply(SettlementWorker.builder()).leaseStore(leases).dataSource(db)
+                    .workers(merchant -> adjusted(journal.apply(SettlementWorker.builder()).leaseStore(leases).dataSource(db)
                             .gateway(gateway).ttl(ttl).concurrency(concurrency).name(name)
                             .listener(jobListener(merchant, metrics)), merchant).build())
                     .build();
@@ -169,13 +197,9 @@ public class WorkerCommand implements Callable<Integer> {
         return metrics == null ? lines : SettlementListener.all(lines, metrics.settlementListener());
     }
 
-    /** What a subclass changes in the settlement worker of each job; the operator's command changes nothing. */
-    protected SettlementWorker.Builder adapt(SettlementWorker.Builder builder, String merchant) {
-        return builder;
-    }
-
-    protected final String name() {
-        return name;
+    private SettlementWorker.Builder adjusted(SettlementWorker.Builder builder, String merchant) {
+        return adjustment == null ? builder : adjustment.adjust(builder, new WorkerAdjustment.Context(name, journal.dataSource(),
+                event -> EventLines.event(event, merchant)));
     }
 
     private void print(JobEvent event) {

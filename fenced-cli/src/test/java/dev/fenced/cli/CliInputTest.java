@@ -209,7 +209,9 @@ class CliInputTest {
         assertOneLine(run("settle", "--merchant", "m_1", "--ttl", "soon"), 2, "not a duration");
         assertOneLine(run("settle", "--merchant", "m_1", "--ttl", "0s", "--redis-url", "redis://x", "--db-url", "jdbc:postgresql://x/y",
                 "--gateway-url", "http://x"), 2, "TTL");
-        assertOneLine(run("settle", "--merchant", "m_1", "--concurrency", "0"), 2, "--concurrency");
+        assertOneLine(run("settle", "--merchant", "m_1", "--concurrency", "0"), 2, "--concurrency must be 1 to 256, got 0");
+        assertOneLine(run("worker", "--concurrency", "257"), 2, "--concurrency must be 1 to 256, got 257");
+        assertOneLine(run("worker", "--jobs", "65"), 2, "--jobs must be 1 to 64, got 65");
         assertOneLine(runWithoutEnvironment("settle", "--merchant", "m_1"), 2, "needs --");
         assertOneLine(run("status", "--merchant", "m_1", "--redis-url", "http://x", "--db-url", dev.fenced.testing.servers.TestDatabases.postgresUrl()), 2, "redis://");
         assertOneLine(run("settle", "--merchant", "m_1", "--tokens", "wall-clock", "--redis-url", "redis://x", "--db-url",

@@ -59,6 +59,8 @@ import java.util.function.Function;
  * finish, so a crash loses nothing.
  */
 public final class FleetWorker {
+    /** The most jobs one worker settles at once ({@link Builder#jobs}). */
+    public static final int MAX_JOBS = 64;
     private final Connection connection;
     private final JobStream stream;
     private final Function<String, SettlementWorker> workers;
@@ -72,14 +74,19 @@ public final class FleetWorker {
         this.connection = Objects.requireNonNull(b.connection, "connection");
         this.stream = Objects.requireNonNull(b.stream, "stream");
         this.workers = Objects.requireNonNull(b.workers, "workers");
-        if (b.jobs < 1 || b.jobs > 64) {
-            throw new IllegalArgumentException("jobs must be 1 to 64, got " + b.jobs);
-        }
-        this.jobs = b.jobs;
+        this.jobs = requireValidJobs(b.jobs);
         this.heartbeats = b.heartbeats;
         this.retryDelay = Objects.requireNonNull(b.retryDelay, "retryDelay");
         this.drainTime = Objects.requireNonNull(b.drainTime, "drainTime");
         this.listener = Objects.requireNonNull(b.listener, "listener");
+    }
+
+    /** Returns {@code jobs} when it is 1 to {@link #MAX_JOBS}; otherwise IllegalArgumentException "jobs must be 1 to 64, got N". */
+    public static int requireValidJobs(int jobs) {
+        if (jobs < 1 || jobs > MAX_JOBS) {
+            throw new IllegalArgumentException("jobs must be 1 to " + MAX_JOBS + ", got " + jobs);
+        }
+        return jobs;
     }
 
     public static Builder builder() {
@@ -87,9 +94,8 @@ public final class FleetWorker {
     }
 
     /**
-     * What a run of the worker did, counted by how each delivery ended, and where the time of its
-     * jobs went: settling (lease, rows, gateway) or talking to the broker (the fetches that
-     * brought jobs, acks, naks, heartbeats, dead letters).
+     * What a run of the worker did, counted by how each delivery ended, and where the time of its jobs went: settling
+     * (lease, rows, gateway) or talking to the broker (the fetches that brought jobs, acks, naks, heartbeats, dead letters).
      *
      * @param unfinished the merchants whose jobs were still running when the drain time ran out, in no order; empty after a
      *     clean drain. Their deliveries were neither acked nor handed back: JetStream redelivers them after AckWait
@@ -312,9 +318,8 @@ public final class FleetWorker {
         }
 
         /**
-         * In-progress acks while a job runs (default true). Without them a job that outlasts AckWait
-         * is redelivered while it runs; the fence still keeps the two holders apart. Off only to
-         * show that.
+         * In-progress acks while a job runs (default true). Without them a job that outlasts AckWait is redelivered while
+         * it runs; the fence still keeps the two holders apart. Off only to show that.
          */
         public Builder heartbeats(boolean heartbeats) {
             this.heartbeats = heartbeats;

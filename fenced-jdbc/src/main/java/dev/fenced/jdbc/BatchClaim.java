@@ -9,7 +9,7 @@ import java.util.Map;
 /**
  * What a batch claim did: the ids claimed under the token, and for each refused id why: a
  * {@link dev.fenced.FenceViolation} carrying what the row holds (owned by a higher token, or
- * already done), or a {@link dev.fenced.RowNotFoundException}.
+ * already done), or a {@link RowNotFoundException}.
  *
  * <p>The claimed rows stay claimed whatever the caller does next. The article's rule is to abort
  * the batch on any refusal: call {@link #requireAll()}; inside a transaction, roll back to undo

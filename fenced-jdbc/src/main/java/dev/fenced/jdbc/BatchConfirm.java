@@ -9,7 +9,7 @@ import java.util.Map;
 /**
  * What a batch confirm did: the ids confirmed under the token, and for each refused id why: a
  * {@link dev.fenced.FenceViolation} carrying what the row holds now, or a
- * {@link dev.fenced.RowNotFoundException}.
+ * {@link RowNotFoundException}.
  *
  * <p>Any refusal means a higher token owns a row this holder claimed: stop, and do not retry.
  */

@@ -7,7 +7,7 @@ import java.util.Optional;
 
 /**
  * The rows a batch write refused, each with why: a {@link dev.fenced.FenceViolation} carrying
- * what the row holds now, or a {@link dev.fenced.RowNotFoundException}.
+ * what the row holds now, or a {@link RowNotFoundException}.
  */
 public interface BatchRefusals {
 

@@ -3,7 +3,6 @@ package dev.fenced.jdbc;
 import dev.fenced.FenceViolation;
 import dev.fenced.FencedException;
 import dev.fenced.FencedObserver;
-import dev.fenced.RowNotFoundException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -30,7 +29,7 @@ import javax.sql.DataSource;
  * <p>One row updated is success. Zero rows is a {@link FenceViolation} carrying what the row holds
  * now, or a {@link RowNotFoundException}. A violation means another holder owns the row: abandon
  * the batch, never retry. Serialization failures under REPEATABLE READ or SERIALIZABLE come out as
- * {@link dev.fenced.SerializationConflictException}, never as a violation.
+ * {@link SerializationConflictException}, never as a violation.
  *
  * <p>The methods that take a {@link Connection} work inside the caller's transaction and never
  * commit, roll back or change auto-commit. Correct at READ COMMITTED: PostgreSQL re-checks the

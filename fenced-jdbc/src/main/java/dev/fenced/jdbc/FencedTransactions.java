@@ -4,7 +4,6 @@ import dev.fenced.FencedException;
 import dev.fenced.FencedObserver;
 import dev.fenced.LeaseArguments;
 import dev.fenced.LogKeys;
-import dev.fenced.SerializationConflictException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -39,7 +38,7 @@ import org.slf4j.MDC;
  *
  * <p>Under REPEATABLE READ (PostgreSQL) a guard row raised after the transaction's snapshot ends
  * in a serialization failure rather than a refusal; deadlocks and serialization failures come out
- * as {@link dev.fenced.SerializationConflictException}, never as a violation, and may be retried
+ * as {@link SerializationConflictException}, never as a violation, and may be retried
  * with the same token.
  *
  * <p>What it does not promise: reads are not fenced (a stale holder can read, and act on what it
@@ -106,7 +105,7 @@ public final class FencedTransactions {
      *
      * @throws StaleTransactionException when a newer token has entered; the transaction has been rolled back
      * @throws IllegalStateException     when the connection is in auto-commit mode (no transaction to fence)
-     * @throws dev.fenced.SerializationConflictException on a deadlock or serialization failure; may be retried
+     * @throws SerializationConflictException on a deadlock or serialization failure; may be retried
      */
     public void enter(Connection connection, String resource, long token) {
         LeaseArguments.requireValidResource(resource);
@@ -165,7 +164,7 @@ public final class FencedTransactions {
      * transaction did its statements for nothing, but none of them commits.
      *
      * @throws StaleTransactionException when a newer token has entered; the transaction has been rolled back
-     * @throws dev.fenced.SerializationConflictException on a deadlock or serialization failure, or when the
+     * @throws SerializationConflictException on a deadlock or serialization failure, or when the
      *     token's own raise was rolled back after this instance saw it: the transaction was rolled back; run it again
      */
     public void commit(Connection connection, String resource, long token) {

@@ -2,7 +2,6 @@ package dev.fenced.jdbc;
 
 import dev.fenced.FenceViolation;
 import dev.fenced.FencedException;
-import dev.fenced.RowNotFoundException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -1,7 +1,6 @@
 package dev.fenced.jdbc;
 
 import dev.fenced.FencedException;
-import dev.fenced.SerializationConflictException;
 import dev.fenced.StoreUnavailableException;
 import dev.fenced.internal.Redaction;
 import java.sql.SQLException;

@@ -4,8 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fenced.FenceViolation;
-import dev.fenced.RowNotFoundException;
-import dev.fenced.SerializationConflictException;
 import dev.fenced.testing.servers.OneConnectionPool;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fenced.FenceViolation;
-import dev.fenced.SerializationConflictException;
 import dev.fenced.testing.servers.TestDatabases;
 import java.sql.Connection;
 import java.sql.ResultSet;

@@ -7,6 +7,7 @@ import dev.fenced.cli.Connections;
 import dev.fenced.cli.Progress;
 import dev.fenced.cli.ProgressOptions;
 import dev.fenced.fleet.Broker;
+import dev.fenced.fleet.FleetWorker;
 import dev.fenced.redis.TokenIssuer;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
@@ -21,11 +22,12 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 @Command(name = "chaos", mixinStandardHelpOptions = true,
-        description = {"Settle many merchants with fleet worker processes fed by NATS JetStream (one job per merchant on a",
-                "stream of the run's own) while faults strike on a seeded schedule, then check exactly-once from the",
-                "gateway's ledger, the database, every worker's history and the stream: every job acked or dead-lettered.",
-                "Runs on embedded servers it can break: a Redis primary, replica and Sentinel, a PostgreSQL, and a",
-                "nats-server unless --nats-url names one (never with nats-restart, which restarts the run's own).",
+        description = {"Settle many merchants with fleet worker processes while faults strike, then check exactly-once.",
+                "The workers are fed by NATS JetStream (one job per merchant on a stream of the run's own); the faults strike on a"
+                        + " seeded schedule; exactly-once is checked from the gateway's ledger, the database, every worker's history"
+                        + " and the stream: every job acked or dead-lettered.",
+                "Runs on embedded servers it can break: a Redis primary, replica and Sentinel, a PostgreSQL, and a nats-server"
+                        + " unless --nats-url names one (never with nats-restart, which restarts the run's own).",
                 "Exit code 1 on any violation; with --no-fence, a run that finds none says it proved nothing."})
 final class ChaosCommand implements Callable<Integer> {
     @Option(names = "--merchants", defaultValue = "20", description = "(default ${DEFAULT-VALUE})")
@@ -85,9 +87,9 @@ final class ChaosCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         if (merchants < 1 || merchants > 1000 || refunds < 1 || refunds > 10_000 || workers < 1 || workers > 32
-                || jobs < 1 || jobs > 64 || concurrency < 1 || concurrency > 64) {
-            throw new UsageException("--merchants 1..1000, --refunds 1..10000, --workers 1..32, --jobs 1..64 and --concurrency 1..64, got "
-                    + merchants + ", " + refunds + ", " + workers + ", " + jobs + ", " + concurrency);
+                || jobs < 1 || jobs > FleetWorker.MAX_JOBS || concurrency < 1 || concurrency > 64) {
+            throw new UsageException("--merchants 1..1000, --refunds 1..10000, --workers 1..32, --jobs 1.." + FleetWorker.MAX_JOBS
+                    + " and --concurrency 1..64, got " + merchants + ", " + refunds + ", " + workers + ", " + jobs + ", " + concurrency);
         }
         Connections.requireUsableTtl(ttl);
         if (natsUrl != null && !natsUrl.isBlank()) {

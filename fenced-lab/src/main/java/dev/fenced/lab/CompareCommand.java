@@ -18,8 +18,9 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 @Command(name = "compare", mixinStandardHelpOptions = true,
-        description = {"Measure the article's table: the worked example under each mechanism, with real worker processes,",
-                "a real SIGSTOP placed at the worst moment for each, and a SIGKILL to measure the outage a TTL costs.",
+        description = {"Measure the article's table: the worked example under each mechanism.",
+                "Each mechanism runs with real worker processes, a real SIGSTOP placed at the worst moment for each, and a SIGKILL"
+                        + " to measure the outage a TTL costs.",
                 "Runs on embedded redis-server and PostgreSQL."})
 final class CompareCommand implements Callable<Integer> {
     @Option(names = "--runs", defaultValue = "1", description = "runs per mechanism (default ${DEFAULT-VALUE})")

@@ -13,10 +13,11 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 @Command(name = "demo", mixinStandardHelpOptions = true,
-        description = {"Replay the article's worked example with real processes: worker A (token 33) frozen with SIGSTOP",
-                "after claiming r_815, its lease expiring, worker B (token 34) taking over, A resumed and refused.",
-                "Starts an embedded redis-server and PostgreSQL unless --redis-url / --db-url (or FENCED_REDIS_URL /",
-                "FENCED_DB_URL) name fresh ones; --embedded starts them whatever the environment says. Says which it uses."})
+        description = {"Replay the article's worked example with real processes.",
+                "Worker A (token 33) is frozen with SIGSTOP after claiming r_815, its lease expires, worker B (token 34) takes"
+                        + " over, A is resumed and refused.",
+                "Starts an embedded redis-server and PostgreSQL unless --redis-url / --db-url (or FENCED_REDIS_URL /"
+                        + " FENCED_DB_URL) name fresh ones; --embedded starts them whatever the environment says. Says which it uses."})
 final class DemoCommand implements Callable<Integer> {
     @Option(names = "--speed", defaultValue = "10", description = "divide every time by this (default ${DEFAULT-VALUE}; 1 is the article's 30 s TTL)")
     double speed;

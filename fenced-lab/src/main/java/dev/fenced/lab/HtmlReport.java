@@ -1,10 +1,10 @@
 package dev.fenced.lab;
 
-import static dev.fenced.cli.TimelineChart.esc;
-import static dev.fenced.cli.TimelineChart.number;
+import static dev.fenced.cli.TimelinePage.esc;
+import static dev.fenced.cli.TimelinePage.number;
 
 import dev.fenced.cli.TimelineChart;
-import dev.fenced.cli.TimelineChart.Kind;
+import dev.fenced.cli.TimelinePage;
 import java.util.Comparator;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -47,7 +47,7 @@ final class HtmlReport {
         html.append("</table></div></section>\n<section><h2>Timelines</h2>\n<p>One axis for every run, in article seconds from the moment worker A")
                 .append(" takes its lease (token 33). A is frozen with SIGSTOP on ").append(esc(report.stalledRefund())).append("; Redis expires its lease; worker B")
                 .append(" takes over (token 34); A is resumed with SIGCONT and goes on with its stale token.</p>\n")
-                .append(TimelineChart.legend(TimelineChart.kinds(charts)));
+                .append(TimelinePage.legend(TimelineChart.kinds(charts)));
         for (int i = 0; i < charts.size(); i++) {
             ComparisonRun run = report.results().get(i);
             html.append(charts.get(i).figure(axisEnd, "article s", caption(run)));
@@ -55,7 +55,7 @@ final class HtmlReport {
         html.append("</section>\n<section><h2>Blocked after a crash</h2>\n<p>A holder killed with SIGKILL keeps the merchant blocked")
                 .append(" until Redis expires its lease: the price of the TTL, paid by every mechanism.</p>\n")
                 .append("<div class=\"scroll\">").append(outage(report.rows())).append("</div></section>\n");
-        return TimelineChart.page("fenced compare", html.toString());
+        return TimelinePage.page("fenced compare", html.toString());
     }
 
     private static String metadata(ComparisonReport report) {
@@ -70,7 +70,7 @@ final class HtmlReport {
         facts.put("database", env.database());
         facts.put("java", env.java());
         facts.put("machine", env.machine());
-        return TimelineChart.metadata(facts);
+        return TimelinePage.metadata(facts);
     }
 
     private static String caption(ComparisonRun run) {
@@ -98,17 +98,17 @@ final class HtmlReport {
                 .lane("A", "worker A").lane("B", "worker B").lane("gateway", "gateway")
                 .entries(entries, perMs);
         r.timeline().stream().filter(e -> e.isNote() && e.event().startsWith("Redis expired A's lease")).findFirst()
-                .ifPresent(expired -> chart.leaseExpired("A", since(origin, expired.elapsedMs()) * perMs));
-        chart.span("A", Kind.PAUSE, since(origin, r.pausedAtMs()) * perMs, since(origin, r.resumedAtMs()) * perMs, null);
+                .ifPresent(expired -> LabMarks.leaseExpired(chart, "A", since(origin, expired.elapsedMs()) * perMs));
+        chart.span("A", LabMarks.PAUSE, since(origin, r.pausedAtMs()) * perMs, since(origin, r.resumedAtMs()) * perMs, null);
         for (DemoReport.StaleWrite write : r.staleWrites()) {
-            chart.mark("A", Kind.STALE, since(origin, write.elapsedMs()) * perMs, write.refund(),
+            chart.mark("A", LabMarks.STALE, since(origin, write.elapsedMs()) * perMs, write.refund(),
                     "stale " + write.event() + " " + write.refund() + " accepted");
         }
         // Every refund of a reference the gateway holds twice is listed; the first of each is the one owed, the others the double refunds.
         Set<String> first = new HashSet<>();
         r.duplicateRefunds().stream().sorted(Comparator.comparingLong(DemoReport.DuplicateRefund::elapsedMs)).forEach(dup -> {
             if (!first.add(dup.refund())) {
-                chart.mark("gateway", Kind.DUPLICATE, since(origin, dup.elapsedMs()) * perMs, dup.refund(),
+                chart.mark("gateway", LabMarks.DUPLICATE, since(origin, dup.elapsedMs()) * perMs, dup.refund(),
                         dup.refund() + " created again as " + dup.gatewayId());
             }
         });

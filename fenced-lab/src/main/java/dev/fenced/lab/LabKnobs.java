@@ -1,7 +1,7 @@
 package dev.fenced.lab;
 
-import dev.fenced.cli.JournalOptions;
 import dev.fenced.cli.UsageException;
+import dev.fenced.cli.WorkerAdjustment;
 import dev.fenced.settlement.SettlementEvent;
 import dev.fenced.settlement.SettlementJournal;
 import dev.fenced.settlement.SettlementWorker;
@@ -20,10 +20,10 @@ import picocli.CommandLine.Option;
 
 /**
  * The lab's knobs on a worker command: a weaker mechanism for the comparison, a breakpoint where
- * the orchestrator freezes the process, and a start on cue. A mixin of the hidden
- * {@code lab-settle} and {@code lab-worker}; the operator's commands have none of it.
+ * the orchestrator freezes the process, and a start on cue. The adjustment of the hidden
+ * {@code lab-settle} and {@code lab-worker} ({@link LabCommands}); the operator's commands have none of it.
  */
-final class LabKnobs {
+final class LabKnobs implements WorkerAdjustment {
     @Option(names = "--no-fence", description = "write without the fence predicate: the negative control")
     boolean noFence;
 
@@ -59,7 +59,8 @@ final class LabKnobs {
     private static final long STALL_LIMIT_MINUTES = 5;
 
     /** Checks the knobs before anything connects: a usage error touches nothing. */
-    void validate() {
+    @Override
+    public void validate() {
         if (stallClaimsOnCue && (pauseAt != null || startOnStdin)) {
             throw new UsageException("--stall-claims-on-cue reads stdin for its cues: not with --pause-at or --start-on-stdin");
         }
@@ -84,10 +85,13 @@ final class LabKnobs {
      * The variant, the journal (without its guard for the control), and a phase hook that announces
      * the breakpoint through {@code print} and waits for a line on stdin.
      */
-    SettlementWorker.Builder apply(SettlementWorker.Builder builder, JournalOptions journal, String worker, Consumer<SettlementEvent> print) {
-        if (noJournalGuard && journal.dataSource() != null) {
-            builder.journal(new UnguardedJournal(SettlementJournal.in(journal.dataSource())));
+    @Override
+    public SettlementWorker.Builder adjust(SettlementWorker.Builder builder, Context context) {
+        if (noJournalGuard && context.journal() != null) {
+            builder.journal(new UnguardedJournal(SettlementJournal.in(context.journal())));
         }
+        String worker = context.worker();
+        Consumer<SettlementEvent> print = context.events();
         if (stallClaimsOnCue) {
             listenForCues();
         }
@@ -134,7 +138,8 @@ final class LabKnobs {
         cues.start();
     }
 
-    void awaitStartCue() {
+    @Override
+    public void beforeSettling() {
         if (startOnStdin) {
             readLine();
         }

@@ -3,6 +3,7 @@ package dev.fenced.lab;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fenced.cli.CliRun;
+import dev.fenced.cli.CommandSummaryTest;
 import dev.fenced.cli.FencedCli;
 import dev.fenced.cli.UsageOptionsTest;
 import java.util.HashMap;
@@ -39,5 +40,11 @@ class LabInputTest {
         uses.putAll(Map.of("demo", Set.of("--redis-url", "--db-url"), "compare", Set.of(), "chaos", Set.of("--tokens", "--nats-url"),
                 "lab-settle", uses.get("settle"), "lab-worker", uses.get("worker")));
         assertThat(UsageOptionsTest.checkEveryCommand(uses)).contains("demo", "compare", "chaos", "lab-settle", "lab-worker");
+    }
+
+    /** {@code fenced --help} sums up the lab's commands, as the operator's, in one complete sentence each. */
+    @Test
+    void theLabsCommandsAreSummedUpInOneCompleteSentence() {
+        assertThat(CommandSummaryTest.checkEverySummary()).contains("settle", "demo", "compare", "chaos").doesNotContain("lab-settle", "lab-worker");
     }
 }

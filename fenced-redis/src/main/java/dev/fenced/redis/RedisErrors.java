@@ -1,7 +1,5 @@
 package dev.fenced.redis;
 
-import dev.fenced.StoreAuthenticationException;
-import dev.fenced.StoreTlsException;
 import dev.fenced.StoreUnavailableException;
 import dev.fenced.internal.Redaction;
 import io.lettuce.core.RedisException;

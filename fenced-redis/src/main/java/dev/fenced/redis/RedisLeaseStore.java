@@ -315,7 +315,7 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
 
         /**
          * Certificates to trust, this client's certificate and how much to verify, for a
-         * {@code rediss://} URL. A failed handshake is a {@link dev.fenced.StoreTlsException}.
+         * {@code rediss://} URL. A failed handshake is a {@link StoreTlsException}.
          */
         public Builder tls(RedisTls tls) {
             requireOwnClient("TLS settings");

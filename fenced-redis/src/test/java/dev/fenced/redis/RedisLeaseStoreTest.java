@@ -10,7 +10,6 @@ import dev.fenced.FencedObserver;
 import dev.fenced.Lease;
 import dev.fenced.LeaseStore;
 import dev.fenced.LeaseWatchdog;
-import dev.fenced.StoreAuthenticationException;
 import dev.fenced.StoreUnavailableException;
 import dev.fenced.embedded.EmbeddedRedis;
 import dev.fenced.testing.LeaseStoreContract;

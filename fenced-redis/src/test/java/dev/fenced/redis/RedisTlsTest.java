@@ -3,7 +3,6 @@ package dev.fenced.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.fenced.StoreTlsException;
 import dev.fenced.StoreUnavailableException;
 import dev.fenced.testing.servers.TlsRedis;
 import java.nio.file.Path;

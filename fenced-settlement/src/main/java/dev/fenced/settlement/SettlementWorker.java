@@ -47,6 +47,8 @@ import javax.sql.DataSource;
  * meant to be shared between threads.
  */
 public final class SettlementWorker {
+    /** The most refunds one run keeps in flight under its token ({@link Builder#concurrency}). */
+    public static final int MAX_CONCURRENCY = 256;
     /**
      * Where a {@link PhaseHook} is called, and what the id it is handed names ({@link #subject()}):
      * per refund right after its claim, right after the gateway answered, right before the confirm
@@ -100,9 +102,7 @@ public final class SettlementWorker {
         DataSource dataSource = Objects.requireNonNull(b.dataSource, "dataSource");
         RefundGateway gateway = Objects.requireNonNull(b.gateway, "gateway");
         this.ttl = LeaseArguments.requireValidTtl(b.ttl);
-        if (b.concurrency < 1 || b.concurrency > 256) {
-            throw new IllegalArgumentException("concurrency must be 1 to 256, got " + b.concurrency);
-        }
+        requireValidConcurrency(b.concurrency);
         if (b.gatewayAttempts < 1 || b.gatewayAttempts > 20) {
             throw new IllegalArgumentException("gateway attempts must be 1 to 20, got " + b.gatewayAttempts);
         }
@@ -116,6 +116,18 @@ public final class SettlementWorker {
         this.events = new WorkerEvents(b.name, b.listener, b.clock);
         this.settings = new RunSettings(dataSource, gateway, b.concurrency, b.gatewayAttempts, b.gatewayBackoff, b.gatewayFailureLimit, b.variant.writes(), b.variant.checkBeforeWrite(),
                 b.hook, b.journal);
+    }
+
+    /**
+     * Returns {@code concurrency} when a worker accepts it: 1 to {@link #MAX_CONCURRENCY}.
+     *
+     * @throws IllegalArgumentException "concurrency must be 1 to 256, got N"
+     */
+    public static int requireValidConcurrency(int concurrency) {
+        if (concurrency < 1 || concurrency > MAX_CONCURRENCY) {
+            throw new IllegalArgumentException("concurrency must be 1 to " + MAX_CONCURRENCY + ", got " + concurrency);
+        }
+        return concurrency;
     }
 
     public static Builder builder() {

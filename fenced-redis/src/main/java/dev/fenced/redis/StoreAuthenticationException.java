@@ -1,6 +1,8 @@
-package dev.fenced;
+package dev.fenced.redis;
 
-/** A store refused the credentials it was given. The message never contains the password. */
+import dev.fenced.StoreUnavailableException;
+
+/** Redis refused the credentials it was given. The message never contains the password. */
 public class StoreAuthenticationException extends StoreUnavailableException {
     public StoreAuthenticationException(String message, Throwable cause) {
         super(message, cause);

@@ -1,4 +1,7 @@
-package dev.fenced;
+package dev.fenced.jdbc;
+
+import dev.fenced.FenceViolation;
+import dev.fenced.FencedException;
 
 /**
  * The database aborted a fenced write's transaction because of a concurrent transaction

@@ -1,4 +1,6 @@
-package dev.fenced;
+package dev.fenced.jdbc;
+
+import dev.fenced.FencedException;
 
 /** A fenced write named a row that does not exist. Not a fence violation: nobody else owns it. */
 public class RowNotFoundException extends FencedException {

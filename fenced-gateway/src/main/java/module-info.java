@@ -1,0 +1,9 @@
+/** The simulated payment gateway (its HTTP server and ledger) and {@code GatewayClient}. */
+module dev.fenced.gateway {
+    requires transitive dev.fenced.core;
+    requires com.fasterxml.jackson.databind;
+    requires java.net.http;
+    requires jdk.httpserver;
+
+    exports dev.fenced.gateway;
+}

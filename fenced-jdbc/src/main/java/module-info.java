@@ -1,0 +1,13 @@
+/**
+ * Fenced writes and transactions on JDBC, the schema check, the database token sources and fence
+ * floor. Flyway is optional: only the migrations need it. The migrations are resources of this
+ * module, read on the class path (fenced's tests and command line run there).
+ */
+module dev.fenced.jdbc {
+    requires transitive dev.fenced.core;
+    requires transitive java.sql;
+    requires org.slf4j;
+    requires static flyway.core;
+
+    exports dev.fenced.jdbc;
+}

@@ -1,0 +1,23 @@
+/**
+ * The Spring Boot auto-configuration of fenced's library beans. Micrometer, actuator and Spring
+ * Data Redis are optional, as in the pom. Spring reads the configuration classes reflectively.
+ */
+module dev.fenced.spring.boot {
+    requires dev.fenced.redis;
+    requires dev.fenced.jdbc;
+    requires dev.fenced.spring;
+    requires static dev.fenced.micrometer;
+    requires static micrometer.core;
+    requires spring.beans;
+    requires spring.boot;
+    requires spring.boot.autoconfigure;
+    requires spring.context;
+    requires spring.core;
+    requires spring.jdbc;
+    requires static spring.boot.actuator;
+    requires static spring.boot.actuator.autoconfigure;
+    requires static spring.data.redis;
+
+    exports dev.fenced.spring.boot;
+    opens dev.fenced.spring.boot to spring.core, spring.beans, spring.context;
+}
