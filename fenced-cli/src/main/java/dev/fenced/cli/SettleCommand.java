@@ -87,9 +87,7 @@ public final class SettleCommand implements Callable<Integer> {
      * options it takes besides settle's: for a {@link CommandSet} (the lab's {@code lab-settle}).
      */
     public static CommandSpec adjusted(String name, String description, WorkerAdjustment adjustment) {
-        CommandSpec spec = CommandSpec.forAnnotatedObject(new SettleCommand(java.util.Objects.requireNonNull(adjustment, "adjustment")));
-        spec.name(name).usageMessage().hidden(true).description(description);
-        return spec.addMixin("adjustment", CommandSpec.forAnnotatedObject(adjustment));
+        return AdjustedCommands.spec(new SettleCommand(java.util.Objects.requireNonNull(adjustment, "adjustment")), name, description, adjustment);
     }
 
     @Override

@@ -96,9 +96,7 @@ public final class WorkerCommand implements Callable<Integer> {
      * whose options it takes besides worker's: for a {@link CommandSet} (the lab's {@code lab-worker}).
      */
     public static CommandSpec adjusted(String name, String description, WorkerAdjustment adjustment) {
-        CommandSpec spec = CommandSpec.forAnnotatedObject(new WorkerCommand(java.util.Objects.requireNonNull(adjustment, "adjustment")));
-        spec.name(name).usageMessage().hidden(true).description(description);
-        return spec.addMixin("adjustment", CommandSpec.forAnnotatedObject(adjustment));
+        return AdjustedCommands.spec(new WorkerCommand(java.util.Objects.requireNonNull(adjustment, "adjustment")), name, description, adjustment);
     }
 
     @Override

@@ -86,11 +86,7 @@ final class RedisCounter extends TokenPolicy {
                         resource, storedFence);
             }
         } else if (before < storedFence) {
-            try (MDC.MDCCloseable r = MDC.putCloseable(LogKeys.RESOURCE, resource)) {
-                LOG.warn("counter of {} was behind a stored fence (at {}, fence {}); raised so the next token is above it",
-                        resource, before, storedFence);
-            }
-            store.observer.counterRaised(resource, storedFence);
+            counterRaised(store, resource, before, storedFence);
         }
     }
 

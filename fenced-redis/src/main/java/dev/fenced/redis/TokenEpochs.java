@@ -89,11 +89,7 @@ final class TokenEpochs extends TokenPolicy {
         long before = store.calls.script(RedisScripts.RAISE_IN_EPOCH, new String[] {store.keys.fenceKey(resource),
             store.keys.epochKey(resource)}, Long.toString(storedFence >>> EPOCH_SHIFT), Long.toString(counter));
         if (before >= 0 && before < counter) {
-            try (MDC.MDCCloseable r = MDC.putCloseable(LogKeys.RESOURCE, resource)) {
-                LOG.warn("counter of {} was behind a stored fence (at {}, fence {}); raised so the next token is above it",
-                        resource, before, storedFence);
-            }
-            store.observer.counterRaised(resource, storedFence);
+            counterRaised(store, resource, before, storedFence);
         }
     }
 

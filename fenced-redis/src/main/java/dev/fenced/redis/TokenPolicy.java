@@ -1,5 +1,6 @@
 package dev.fenced.redis;
 
+import dev.fenced.CounterLostException;
 import dev.fenced.EpochSource;
 import dev.fenced.FenceFloor;
 import dev.fenced.FencedObserver.AcquireOutcome;
@@ -137,6 +138,14 @@ public abstract sealed class TokenPolicy permits RedisCounter, TokenEpochs, Dura
     /** The counter {@link RedisScripts#SWITCH_ISSUER} leaves for this policy after {@code highestIssued}, '' for none. */
     abstract String counterAfterSwitch(long highestIssued);
 
+    /** Logs and reports a counter that was behind a stored fence and was raised above it. */
+    static void counterRaised(PolicyContext store, String resource, long before, long storedFence) {
+        try (MDC.MDCCloseable r = MDC.putCloseable(LogKeys.RESOURCE, resource)) {
+            PolicyContext.LOG.warn("counter of {} was behind a stored fence (at {}, fence {}); raised so the next token is above it",
+                    resource, before, storedFence);
+        }
+        store.observer.counterRaised(resource, storedFence);
+    }
 
     /** {@link RedisScripts#RAISE_COUNTER} on Redis's counter, for the policies that may seed one. */
     static long raiseRedisCounter(PolicyContext store, String resource, long floor) {
@@ -146,7 +155,7 @@ public abstract sealed class TokenPolicy permits RedisCounter, TokenEpochs, Dura
         long seen = store.highestSeen(resource);
         long before = store.calls.script(RedisScripts.RAISE_COUNTER, store.counterKeys(resource), Long.toString(floor), seen == 0 ? "1" : "0");
         if (before < 0) {
-            throw new dev.fenced.CounterLostException(resource, Math.max(seen, floor));
+            throw new CounterLostException(resource, Math.max(seen, floor));
         }
         return Math.max(before, floor);
     }
