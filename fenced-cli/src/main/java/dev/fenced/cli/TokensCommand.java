@@ -7,6 +7,7 @@ import dev.fenced.jdbc.JdbcSequenceTokenSource;
 import dev.fenced.redis.LeaseSnapshot;
 import dev.fenced.redis.RedisLeaseStore;
 import dev.fenced.redis.TokenIssuer;
+import dev.fenced.redis.TokenPolicy;
 import dev.fenced.settlement.Merchants;
 import dev.fenced.settlement.RefundSummary;
 import java.util.concurrent.Callable;
@@ -67,7 +68,7 @@ final class TokensCommand implements Callable<Integer> {
                 highest = Math.max(highest, JdbcSequenceTokenSource.of(db).nextToken(resource));
             }
             switch (switchTo) {
-                case EPOCHS -> JdbcSequenceTokenSource.epochs(db).raiseAbove(highest >>> 24);
+                case EPOCHS -> JdbcSequenceTokenSource.epochs(db).raiseAbove(TokenPolicy.epochOf(highest));
                 case SOURCE -> JdbcSequenceTokenSource.of(db).raiseAbove(highest);
                 case REDIS -> { } // the switch sets the counter itself
             }

@@ -23,7 +23,7 @@ public final class JdbcSequenceEpochSource implements EpochSource {
 
     /**
      * Raises the sequence so that every epoch it gives from now on is above {@code epoch}; never
-     * lowers it. To make the next epoch's tokens start above a token {@code t}, pass {@code t >>> 24}.
+     * lowers it. To make the next epoch's tokens start above a token {@code t}, pass {@code t >>> 24} ({@code TokenPolicy.epochOf(t)} in fenced-redis).
      */
     public void raiseAbove(long epoch) {
         sequence.raiseAbove(epoch);

@@ -36,7 +36,11 @@ final class DurableTokens extends TokenPolicy {
             token = source.nextToken(resource);
         } catch (RuntimeException e) {
             // No token, no lease: the next holder need not wait out a lease nobody can use.
-            store.calls.script(RedisScripts.RELEASE, new String[] {lockKey}, ownerId);
+            try {
+                store.calls.script(RedisScripts.RELEASE, new String[] {lockKey}, ownerId);
+            } catch (RuntimeException releaseFailed) {
+                e.addSuppressed(releaseFailed); // the source's failure is the one to report; the lease runs out by its TTL
+            }
             throw e;
         }
         return Optional.of(store.grant(resource, token, ownerId));

@@ -339,7 +339,7 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
          * Connects to Redis.
          *
          * @throws IllegalArgumentException for a malformed URL
-         * @throws dev.fenced.StoreAuthenticationException when Redis refuses the credentials
+         * @throws StoreAuthenticationException when Redis refuses the credentials
          * @throws dev.fenced.StoreUnavailableException when Redis cannot be reached
          */
         public RedisLeaseStore build() {

@@ -138,6 +138,14 @@ public abstract sealed class TokenPolicy permits RedisCounter, TokenEpochs, Dura
     /** The counter {@link RedisScripts#SWITCH_ISSUER} leaves for this policy after {@code highestIssued}, '' for none. */
     abstract String counterAfterSwitch(long highestIssued);
 
+    /**
+     * The epoch a token of {@link #epochs epochs} belongs to ({@code token >>> 24}): an epoch source
+     * raised above {@code epochOf(t)} issues only tokens above {@code t}.
+     */
+    public static long epochOf(long token) {
+        return token >>> TokenEpochs.EPOCH_SHIFT;
+    }
+
     /** Logs and reports a counter that was behind a stored fence and was raised above it. */
     static void counterRaised(PolicyContext store, String resource, long before, long storedFence) {
         try (MDC.MDCCloseable r = MDC.putCloseable(LogKeys.RESOURCE, resource)) {

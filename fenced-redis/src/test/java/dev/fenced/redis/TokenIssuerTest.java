@@ -88,7 +88,7 @@ class TokenIssuerTest {
                 if (pair.get(1) == TokenIssuer.SOURCE) {
                     JdbcSequenceTokenSource.of(db).raiseAbove(highest);
                 } else if (pair.get(1) == TokenIssuer.EPOCHS) {
-                    JdbcSequenceTokenSource.epochs(db).raiseAbove(highest >>> 24);
+                    JdbcSequenceTokenSource.epochs(db).raiseAbove(TokenPolicy.epochOf(highest));
                 }
                 assertThat(to.switchTokenIssuer(resource, highest)).isTrue();
                 assertThat(token(to, resource)).as(pair + ": the new issuer's first token").isGreaterThan(highest);
