@@ -3,9 +3,9 @@
  * Data Redis are optional, as in the pom. Spring reads the configuration classes reflectively.
  */
 module dev.fenced.spring.boot {
-    requires dev.fenced.redis;
-    requires dev.fenced.jdbc;
-    requires dev.fenced.spring;
+    requires transitive dev.fenced.redis;
+    requires transitive dev.fenced.jdbc;
+    requires transitive dev.fenced.spring;
     requires static dev.fenced.micrometer;
     requires static micrometer.core;
     requires spring.beans;

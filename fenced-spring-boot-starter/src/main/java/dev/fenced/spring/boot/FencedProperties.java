@@ -1,6 +1,7 @@
 package dev.fenced.spring.boot;
 
 import dev.fenced.redis.RedisTls;
+import dev.fenced.redis.TokenIssuer;
 import java.nio.file.Path;
 import java.time.Duration;
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -48,8 +49,9 @@ public class FencedProperties {
         return tokens;
     }
 
+    /** Checked as it is bound, so a misspelt value stops the application at start, whoever builds the lease store. */
     public void setTokens(String tokens) {
-        this.tokens = tokens;
+        this.tokens = TokenIssuer.ofSetting(tokens).setting();
     }
 
     /** The Redis the leases live in. */

@@ -98,6 +98,8 @@ class FencedAutoConfigurationTest {
         });
         runner.withPropertyValues("fenced.redis.url=" + TestRedis.uri(), "fenced.tokens=epochs", "fenced.floor.table=refund_like")
                 .run(context -> assertThat(context).getFailure().hasStackTraceContaining("fenced.tokens=epochs replaces the fence floor"));
+        runner.withPropertyValues("fenced.redis.url=" + TestRedis.uri(), "fenced.tokens=epoch")
+                .run(context -> assertThat(context).getFailure().hasStackTraceContaining("must be redis, epochs or database, got epoch"));
     }
 
     @Test
