@@ -6,4 +6,6 @@ module dev.fenced.gateway {
     requires jdk.httpserver;
 
     exports dev.fenced.gateway;
+    // Jackson reads the gateway's answers into records of this package, some package-private.
+    opens dev.fenced.gateway to com.fasterxml.jackson.databind;
 }
