@@ -58,10 +58,6 @@ final class RunState {
         this.stopRequested = stopRequested;
     }
 
-    long token() {
-        return token;
-    }
-
     void event(SettlementEvent.Type type, String subjectId, String detail) {
         report.event(type, subjectId, detail);
     }
