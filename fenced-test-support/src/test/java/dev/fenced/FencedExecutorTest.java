@@ -3,6 +3,7 @@ package dev.fenced;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.fenced.testing.ManualScheduler;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -15,6 +16,9 @@ import org.junit.jupiter.api.Test;
  * The executor's own decisions, on the in-memory store (the Redis store runs the same executor in
  * {@code FencedMetersTest} and the Spring Boot starter's tests): skip, run, release, what each
  * failure becomes, and the raise after a refused write.
+ *
+ * <p>In the test kit's module, not fenced-core's: it needs the kit's ManualScheduler, and the kit
+ * depends on fenced-core.
  */
 class FencedExecutorTest {
     private final InMemoryLeaseStore store = new InMemoryLeaseStore();

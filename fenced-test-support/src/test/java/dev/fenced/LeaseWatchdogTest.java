@@ -2,6 +2,8 @@ package dev.fenced;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fenced.testing.ManualScheduler;
+import dev.fenced.testing.SettableClock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -16,6 +18,9 @@ import org.junit.jupiter.api.Test;
  * that runs a renewal when the test moves its {@link SettableClock}, and a lease of the in-memory
  * store (on the same clock) whose renewal fails while the test says so, as a Redis that times out
  * during a failover does.
+ *
+ * <p>In the test kit's module, not fenced-core's: it needs the kit's ManualScheduler, and the kit
+ * depends on fenced-core.
  */
 class LeaseWatchdogTest {
     private static final Duration TTL = Duration.ofSeconds(30);

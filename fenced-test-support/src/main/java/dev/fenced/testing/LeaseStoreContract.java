@@ -164,6 +164,17 @@ public abstract class LeaseStoreContract {
         second.release();
     }
 
+    /** A lease nobody renews ends at the TTL it was acquired with, by the store's clock alone. */
+    @Test
+    void aLeaseNobodyRenewsEndsByItsOwnTtl() {
+        String resource = freshResource();
+        Lease lease = store().tryAcquire(resource, Duration.ofMillis(20)).orElseThrow();
+        awaitEndedByItself(lease, "acquired for 20 ms");
+        Lease next = store().tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow();
+        assertThat(next.token()).isGreaterThan(lease.token());
+        next.release();
+    }
+
     @Test
     void renewExtendsOnlyTheOwnersLease() {
         String resource = freshResource();
@@ -218,7 +229,7 @@ public abstract class LeaseStoreContract {
     /**
      * Eighty watchdogs on one scheduler (one thread: the test's) renew all eighty leases; forty
      * leases taken at the same time with the same TTL and no watchdog are left as they were (the
-     * control). That watchdogs on the shared threads need no thread each is the core's test.
+     * control). That watchdogs on the shared threads need no thread each is LeaseWatchdogTest's.
      */
     @Test
     void watchdogsOnOneSchedulerKeepEveryLeaseAlive() {
@@ -262,13 +273,18 @@ public abstract class LeaseStoreContract {
      */
     protected void runOutTtl(Lease lease) {
         assertThat(lease.renew(Duration.ofMillis(1))).as("renewed to 1 ms").isTrue();
+        awaitEndedByItself(lease, "renewed to 1 ms");
+    }
+
+    /** Returns once the store's clock has ended the lease; fails after 5 s. */
+    private static void awaitEndedByItself(Lease lease, String how) {
         long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
         // Not timeLeft: Redis answers a PTTL of 0 for a key in its last millisecond, still held.
         while (lease.isHeld()) {
             if (System.nanoTime() > deadline) {
-                throw new AssertionError("lease on " + lease.resource() + " renewed to 1 ms still live after 5 s");
+                throw new AssertionError("lease on " + lease.resource() + " " + how + " still live after 5 s");
             }
-            Thread.onSpinWait(); // a millisecond by the store's clock: a few round trips, not worth a scheduler
+            Thread.onSpinWait(); // milliseconds by the store's clock: round trips, not worth a scheduler
         }
     }
 }
