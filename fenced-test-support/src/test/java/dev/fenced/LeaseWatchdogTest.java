@@ -141,25 +141,12 @@ class LeaseWatchdogTest {
         scheduler.advance(Duration.between(clock.instant(), SettableClock.DEFAULT_START.plusSeconds(seconds)));
     }
 
-    /** A lease of the in-memory store whose renewal times out while {@code failing}, as a store in a failover does. */
-    private static final class FlakyLease implements Lease {
-        private final Lease lease;
-        volatile boolean failing;
-        Runnable duringRenewal = () -> { };
-        int renewals;
+    /** A lease that answers as {@code lease} does, but for what a subclass changes (its renewal). */
+    private abstract static class ForwardingLease implements Lease {
+        final Lease lease;
 
-        FlakyLease(Lease lease) {
+        ForwardingLease(Lease lease) {
             this.lease = lease;
-        }
-
-        @Override
-        public boolean renew(Duration ttl) {
-            renewals++;
-            duringRenewal.run();
-            if (failing) {
-                throw new StoreUnavailableException("Redis at redis://127.0.0.1:6379 did not answer: Command timed out", null);
-            }
-            return lease.renew(ttl);
         }
 
         @Override
@@ -188,13 +175,33 @@ class LeaseWatchdogTest {
         }
     }
 
+    /** A lease of the in-memory store whose renewal times out while {@code failing}, as a store in a failover does. */
+    private static final class FlakyLease extends ForwardingLease {
+        volatile boolean failing;
+        Runnable duringRenewal = () -> { };
+        int renewals;
+
+        FlakyLease(Lease lease) {
+            super(lease);
+        }
+
+        @Override
+        public boolean renew(Duration ttl) {
+            renewals++;
+            duringRenewal.run();
+            if (failing) {
+                throw new StoreUnavailableException("Redis at redis://127.0.0.1:6379 did not answer: Command timed out", null);
+            }
+            return lease.renew(ttl);
+        }
+    }
+
     /** A lease that counts its renewals down on a latch, for a test that waits for renewals on real threads. */
-    private static final class CountingLease implements Lease {
-        private final Lease lease;
+    private static final class CountingLease extends ForwardingLease {
         final CountDownLatch renewedTwice;
 
         CountingLease(Lease lease, int renewals) {
-            this.lease = lease;
+            super(lease);
             this.renewedTwice = new CountDownLatch(renewals);
         }
 
@@ -205,31 +212,6 @@ class LeaseWatchdogTest {
                 renewedTwice.countDown();
             }
             return renewed;
-        }
-
-        @Override
-        public String resource() {
-            return lease.resource();
-        }
-
-        @Override
-        public long token() {
-            return lease.token();
-        }
-
-        @Override
-        public String ownerId() {
-            return lease.ownerId();
-        }
-
-        @Override
-        public boolean isHeld() {
-            return lease.isHeld();
-        }
-
-        @Override
-        public boolean release() {
-            return lease.release();
         }
     }
 }
