@@ -63,6 +63,15 @@ public final class InMemoryLeaseStore implements LeaseStore {
         return holder == null ? Duration.ZERO : Duration.ofMillis(holder.expiresAtMillis() - clock.millis());
     }
 
+    @Override
+    public synchronized LeaseView view(String resource) {
+        LeaseArguments.requireValidResource(resource);
+        Holder holder = live(resource);
+        return new LeaseView(resource, holder == null ? null : holder.ownerId(),
+                holder == null ? Duration.ZERO : Duration.ofMillis(holder.expiresAtMillis() - clock.millis()),
+                counters.getOrDefault(resource, 0L));
+    }
+
     private Holder live(String resource) {
         Holder holder = holders.get(resource);
         if (holder != null && holder.expiresAtMillis() <= clock.millis()) {

@@ -36,4 +36,15 @@ public interface LeaseStore {
      */
     default void observeStoredFence(String resource, long storedFence) {
     }
+
+    /**
+     * A look at the resource's lease for status pages: who holds it and for how long by the
+     * store's clock. A hint, never a guarantee; stores that cannot tell say so.
+     *
+     * @throws UnsupportedOperationException when the store keeps nothing it could show
+     * @throws StoreUnavailableException when the store cannot be reached
+     */
+    default LeaseView view(String resource) {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " cannot show its leases");
+    }
 }

@@ -5,6 +5,7 @@ import dev.fenced.FencedObserver;
 import dev.fenced.Lease;
 import dev.fenced.LeaseArguments;
 import dev.fenced.LeaseStore;
+import dev.fenced.LeaseView;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -179,6 +180,12 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
      */
     public LeaseSnapshot inspect(String resource) {
         return ResourceRecords.inspect(calls, keys, resource);
+    }
+
+    @Override
+    public LeaseView view(String resource) {
+        LeaseSnapshot snapshot = inspect(LeaseArguments.requireValidResource(resource));
+        return new LeaseView(resource, snapshot.holder(), snapshot.timeLeft(), snapshot.highestTokenIssued());
     }
 
     /**

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fenced.Lease;
 import dev.fenced.LeaseStore;
+import dev.fenced.LeaseView;
 import dev.fenced.LeaseWatchdog;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -130,6 +131,23 @@ public abstract class LeaseStoreContract {
         assertThat(tokens).as("one token per grant, never reused").hasSize(acquisitions.get());
         assertThat(overlaps.get()).as("holders inside at once").isZero();
         assertThat(tokensOutOfOrder.get()).as("tokens not increasing in grant order").isZero();
+    }
+
+    @Test
+    void aViewShowsTheHolderItsTimeLeftAndTheHighestToken() {
+        String resource = freshResource();
+        assertThat(store().view(resource).held()).as("never acquired").isFalse();
+        Lease lease = store().tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow();
+        LeaseView held = store().view(resource);
+        assertThat(held.holder()).isEqualTo(lease.ownerId());
+        assertThat(held.timeLeft()).isPositive().isLessThanOrEqualTo(Duration.ofSeconds(10));
+        assertThat(held.highestTokenIssued()).as("the highest token issued, or 0 when a separate source issued it")
+                .satisfiesAnyOf(highest -> assertThat(highest).isZero(),
+                        highest -> assertThat(highest).isGreaterThanOrEqualTo(lease.token()));
+        assertThat(lease.release()).isTrue();
+        LeaseView free = store().view(resource);
+        assertThat(free.held()).as("released").isFalse();
+        assertThat(free.timeLeft()).isZero();
     }
 
     @Test
