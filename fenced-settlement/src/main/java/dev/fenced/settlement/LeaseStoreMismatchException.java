@@ -1,0 +1,29 @@
+package dev.fenced.settlement;
+
+import dev.fenced.FencedException;
+
+/**
+ * A process named another lease store than the one its deployment recorded
+ * ({@link DeploymentLeaseStore}); it took no lease. The message says which store is recorded and
+ * how to switch.
+ */
+public final class LeaseStoreMismatchException extends FencedException {
+    private final String recorded;
+    private final String requested;
+
+    public LeaseStoreMismatchException(String recorded, String requested) {
+        super("this deployment's leases are in " + recorded + " (recorded in the database), this process was started with "
+                + requested + "; leases in two stores do not keep each other's holders out, so it took no lease. Use "
+                + recorded + ", or stop every worker and switch the deployment to " + requested);
+        this.recorded = recorded;
+        this.requested = requested;
+    }
+
+    public String recorded() {
+        return recorded;
+    }
+
+    public String requested() {
+        return requested;
+    }
+}
