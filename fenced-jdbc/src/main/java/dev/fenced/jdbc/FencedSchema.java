@@ -7,11 +7,11 @@ import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
 
 /**
- * Creates the two tables the library itself needs, the token counter ({@value #COUNTER_TABLE}) of
- * {@link JdbcTokenSource} and the guard rows ({@value #GUARD_TABLE}) of {@link FencedTransactions},
- * by Flyway migrations for PostgreSQL or MariaDB; the tables a {@link FencedTable} protects are the
- * application's own. Its history table is
- * {@value #HISTORY_TABLE}, so it never collides with the application's Flyway history. Requires
+ * Creates the tables the library itself needs, the token counter ({@value #COUNTER_TABLE}) of
+ * {@link JdbcTokenSource}, the guard rows ({@value #GUARD_TABLE}) of {@link FencedTransactions} and
+ * the leases ({@value JdbcLeaseStore#DEFAULT_TABLE}) of {@link JdbcLeaseStore}, and the sequences of
+ * {@link JdbcSequenceTokenSource}, by Flyway migrations for PostgreSQL or MariaDB; the tables a
+ * {@link FencedTable} protects are the application's own. Its history table is {@value #HISTORY_TABLE}, so it never collides with the application's Flyway history. Requires
  * flyway-core (and flyway-database-postgresql or flyway-mysql) on the class path; teams on another
  * migration tool apply the scripts themselves: they are in this jar under
  * {@value #SCRIPTS}{@code /postgresql} and {@code /mariadb}, and each is safe to run again.
@@ -38,7 +38,7 @@ public final class FencedSchema {
      * earlier release kept more tables under one history. (Versions 2 and 3 of the library's own
      * history are retired that way: they made the refund table, which the settlement module now
      * owns; V4 makes the guard table, V5 the token sequence of {@link JdbcSequenceTokenSource}, V6 the sequence of
-     * its {@link JdbcSequenceTokenSource#epochs epochs}.)
+     * its {@link JdbcSequenceTokenSource#epochs epochs}, V7 the lease table of {@link JdbcLeaseStore}.)
      */
     public static void migrate(DataSource dataSource, String scriptsLocation, String historyTable) {
         String dialect;

@@ -11,6 +11,7 @@ import dev.fenced.jdbc.FencedSchema;
 import dev.fenced.jdbc.FencedTable;
 import dev.fenced.jdbc.FencedTransactions;
 import dev.fenced.jdbc.JdbcFenceFloor;
+import dev.fenced.jdbc.JdbcLeaseStore;
 import dev.fenced.jdbc.JdbcSequenceTokenSource;
 import dev.fenced.micrometer.FencedMeters;
 import dev.fenced.redis.RedisLeaseStore;
@@ -36,7 +37,8 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 
 /**
  * Wires fencing into a Spring Boot application: a {@link RedisLeaseStore} on {@code fenced.redis.url}
- * or on the application's Spring Data Redis Lettuce client, a database {@link TokenSource} or {@link EpochSource} and a
+ * or on the application's Spring Data Redis Lettuce client (or, with {@code fenced.leases=database}, a
+ * {@link JdbcLeaseStore} in the application's {@link DataSource}), a database {@link TokenSource} or {@link EpochSource} and a
  * {@link FenceFloor} when configured, {@link FencedTransactions}, {@link SpringFencedTransactions}
  * and {@link FencedRows} (with {@link SpringFencedRows} for writes inside Spring transactions) on the
  * application's {@link DataSource}, a {@link FencedExecutor}, meters
@@ -140,6 +142,7 @@ public class FencedAutoConfiguration {
 
     /** The store on {@code fenced.redis.url}. */
     @Configuration(proxyBeanMethods = false)
+    @ConditionalOnProperty(name = "fenced.leases", havingValue = "redis", matchIfMissing = true)
     @ConditionalOnExpression("'${fenced.redis.url:}' != ''")
     static class LeaseStoreOnUrl {
         @Bean(destroyMethod = "close")
@@ -158,6 +161,7 @@ public class FencedAutoConfiguration {
 
     /** The store on a connection of its own, opened on the application's Spring Data Redis Lettuce client. */
     @Configuration(proxyBeanMethods = false)
+    @ConditionalOnProperty(name = "fenced.leases", havingValue = "redis", matchIfMissing = true)
     @ConditionalOnClass(LettuceConnectionFactory.class)
     @ConditionalOnBean(LettuceConnectionFactory.class)
     @ConditionalOnExpression("'${fenced.redis.url:}' == ''")
@@ -178,6 +182,31 @@ public class FencedAutoConfiguration {
                         + "; set fenced.redis.url");
             }
             return LeaseStores.configure(builder, properties, floor, tokens, epochs, observer).build();
+        }
+    }
+
+    /**
+     * The store of {@code fenced.leases=database}, in the application's DataSource: no Redis class is
+     * loaded for it, since the Redis stores' configurations are not even read without
+     * {@code fenced.leases=redis}. Without a DataSource the application stops with the reason, rather
+     * than starting without a lease store or an executor.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnProperty(name = "fenced.leases", havingValue = "database")
+    static class LeaseStoreInDatabase {
+        @Bean
+        @ConditionalOnMissingBean(LeaseStore.class)
+        JdbcLeaseStore fencedLeaseStore(ObjectProvider<DataSource> dataSource, FencedProperties properties,
+                                        ObjectProvider<FencedObserver> observer) {
+            DataSource unique = dataSource.getIfUnique();
+            if (unique == null) {
+                throw new IllegalStateException("fenced.leases=database needs one DataSource bean (or a primary one); none was found");
+            }
+            if (properties.getTokens().equals("epochs")) {
+                throw new IllegalStateException("fenced.tokens=epochs is for Redis leases: fenced.leases=database takes its tokens"
+                        + " from fence_token_seq; remove fenced.tokens");
+            }
+            return JdbcLeaseStore.builder(unique).observer(observer.getIfAvailable(() -> FencedObserver.NONE)).build();
         }
     }
 

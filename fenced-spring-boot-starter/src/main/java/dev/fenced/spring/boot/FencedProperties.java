@@ -24,6 +24,12 @@ public class FencedProperties {
      * loses; not with fenced.floor.*) or database (the sequence fence_token_seq; Redis keeps only the lease).
      */
     private String tokens = "redis";
+    /**
+     * Where leases live: redis (a RedisLeaseStore on fenced.redis.url or the application's Spring Data
+     * Redis client) or database (a JdbcLeaseStore in the application's DataSource, table fence_lease,
+     * tokens from the sequence fence_token_seq; no Redis needed).
+     */
+    private String leases = "redis";
 
     public Redis getRedis() {
         return redis;
@@ -52,6 +58,19 @@ public class FencedProperties {
     /** Checked as it is bound, so a misspelt value stops the application at start, whoever builds the lease store. */
     public void setTokens(String tokens) {
         this.tokens = TokenIssuer.ofSetting(tokens).setting();
+    }
+
+    public String getLeases() {
+        return leases;
+    }
+
+    /** Checked as it is bound, so a misspelt value stops the application at start instead of leaving it without a lease store. */
+    public void setLeases(String leases) {
+        String setting = leases == null ? "" : leases.trim().toLowerCase(java.util.Locale.ROOT);
+        if (!setting.equals("redis") && !setting.equals("database")) {
+            throw new IllegalArgumentException("fenced.leases must be redis or database, got " + leases);
+        }
+        this.leases = setting;
     }
 
     /** The Redis the leases live in. */

@@ -6,11 +6,13 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.fenced.FencedExecutor;
 import dev.fenced.LeaseStore;
+import dev.fenced.LeaseView;
 import dev.fenced.StoreUnavailableException;
 import dev.fenced.TokenSource;
 import dev.fenced.embedded.EmbeddedRedisCluster;
 import dev.fenced.jdbc.FencedRows;
 import dev.fenced.jdbc.FencedTransactions;
+import dev.fenced.jdbc.JdbcLeaseStore;
 import dev.fenced.jdbc.JdbcSequenceTokenSource;
 import dev.fenced.micrometer.FencedMeters;
 import dev.fenced.redis.RedisLeaseStore;
@@ -29,6 +31,7 @@ import org.springframework.boot.actuate.health.Status;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -112,6 +115,37 @@ class FencedAutoConfigurationTest {
         });
     }
 
+    /**
+     * fenced.leases=database: an application with only a DataSource gets the store, the executor and
+     * the fences, with Spring Data Redis and Lettuce hidden from the conditions and fenced.redis.url set
+     * (FENCED_REDIS_URL) all the same: the Redis stores' configurations are not read.
+     */
+    @Test
+    void withDatabaseLeasesAnApplicationWithOnlyADataSourceGetsTheWholeStarter() {
+        runner.withClassLoader(new FilteredClassLoader("io.lettuce", "org.springframework.data.redis"))
+                .withPropertyValues("fenced.leases=database", "fenced.redis.url=" + TestRedis.uri()).run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(context).hasSingleBean(LeaseStore.class);
+                    assertThat(context.getBean(LeaseStore.class)).isInstanceOf(JdbcLeaseStore.class);
+                    assertThat(context).hasSingleBean(FencedTransactions.class);
+                    FencedExecutor executor = context.getBean(FencedExecutor.class);
+                    String resource = "boot:" + UUID.randomUUID();
+                    long first = executor.execute(resource, lease -> lease.token()).orThrow();
+                    long second = executor.execute(resource, lease -> lease.token()).orThrow();
+                    assertThat(second).isGreaterThan(first);
+                    LeaseView view = context.getBean(LeaseStore.class).view(resource);
+                    assertThat(view.held()).as("released after each run").isFalse();
+                    assertThat(view.highestTokenIssued()).as("kept in fence_lease").isEqualTo(second);
+                });
+        runner.withPropertyValues("fenced.leases=postgres").run(context ->
+                assertThat(context).getFailure().hasStackTraceContaining("fenced.leases must be redis or database, got postgres"));
+        runner.withPropertyValues("fenced.leases=database", "fenced.tokens=epochs").run(context ->
+                assertThat(context).getFailure().hasStackTraceContaining("fenced.tokens=epochs is for Redis leases"));
+        new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(FencedAutoConfiguration.class))
+                .withPropertyValues("fenced.leases=database").run(context ->
+                        assertThat(context).getFailure().hasStackTraceContaining("fenced.leases=database needs one DataSource bean"));
+    }
+
     @Test
     void badSettingsStopTheApplicationWithTheReason() {
         runner.withPropertyValues("fenced.redis.url=" + TestRedis.uri(), "fenced.lease.ttl=0s").run(context ->
@@ -138,7 +172,7 @@ class FencedAutoConfigurationTest {
             JsonNode metadata = new ObjectMapper().readTree(in);
             assertThat(metadata.get("properties")).extracting(p -> p.get("name").asText())
                     .contains("fenced.redis.url", "fenced.lease.ttl", "fenced.lease.renewal-fraction", "fenced.tokens",
-                            "fenced.floor.table", "fenced.rows.table", "fenced.schema.migrate");
+                            "fenced.floor.table", "fenced.rows.table", "fenced.schema.migrate", "fenced.leases");
             for (JsonNode property : metadata.get("properties")) {
                 assertThat(property.has("description")).as(property.get("name").asText() + " has a description").isTrue();
             }
