@@ -56,7 +56,9 @@ import org.slf4j.MDC;
  * checked by the database does that); that a lease ends the instant its TTL is out (etcd's leader
  * revokes it on its next check, up to half a second later, and a new leader restarts the TTLs it
  * inherits, so a leader change lengthens leases); that a revision fits an application's older
- * fences, for which {@link #observeStoredFence} raises the offset.
+ * fences, for which {@link #observeStoredFence} raises the offset; tokens across a restore of etcd
+ * from a backup, or a deleted offset key: the revision (or offset) is then the backup's, and tokens
+ * issued since are issued again until a refused write's {@link #observeStoredFence} raises the offset.
  *
  * <p>Thread-safe; one jetcd client is shared by all callers: the store's own, closed by
  * {@link #close()}, or the caller's ({@link #builder(Client)}), left open. Every call waits at most
