@@ -194,8 +194,10 @@ public final class EtcdLeaseStore implements LeaseStore, AutoCloseable {
      * Raises the resource's offset so that every later token is above {@code storedFence}: tokens
      * are offset plus revision, and a fence written by an earlier issuer (a Redis counter at a
      * million) can be above etcd's revision, which would have every token refused. The offset is
-     * set, by a compare-and-put, to the fence less the revision it was read at, and only ever
-     * raised; since a later grant's revision is higher still, tokens stay strictly increasing.
+     * set, by a compare-and-put, to the fence less the revision of that put at the least (the one
+     * after the revision it was read at), and only ever raised: the next grant's revision is above
+     * the put's, so its token is above the fence (just above it when nothing else wrote between),
+     * and tokens stay strictly increasing.
      */
     @Override
     public void observeStoredFence(String resource, long storedFence) {
@@ -209,7 +211,7 @@ public final class EtcdLeaseStore implements LeaseStore, AutoCloseable {
             if (offset + revision >= storedFence) {
                 return; // the next grant's revision is above this one: its token is above the fence already
             }
-            long raised = storedFence - revision;
+            long raised = storedFence - (revision + 1); // the put lands at revision + 1 or later
             long seenModRevision = read.getKvs().isEmpty() ? 0 : read.getKvs().get(0).getModRevision();
             TxnResponse txn = calls.await(client.getKVClient().txn()
                     .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.modRevision(seenModRevision)))
