@@ -7,11 +7,15 @@ import dev.fenced.LeaseArguments;
 import dev.fenced.StoreUnavailableException;
 import dev.fenced.gateway.GatewayClient;
 import dev.fenced.internal.Redaction;
+import dev.fenced.etcd.EtcdLeaseStore;
 import dev.fenced.jdbc.JdbcFenceFloor;
+import dev.fenced.jdbc.JdbcLeaseStore;
 import dev.fenced.jdbc.JdbcSequenceTokenSource;
+import dev.fenced.redis.LeaseSnapshot;
 import dev.fenced.redis.RedisLeaseStore;
 import dev.fenced.redis.RedisTls;
 import dev.fenced.redis.TokenIssuer;
+import dev.fenced.settlement.DeploymentLeaseStore;
 import dev.fenced.settlement.RefundSchema;
 import dev.fenced.settlement.Merchants;
 import dev.fenced.settlement.SettlementWorker;
@@ -20,11 +24,24 @@ import java.time.Duration;
 import picocli.CommandLine.Option;
 
 /**
- * The Redis options of the commands that use leases ({@code --redis-url}, TLS, {@code --tokens}), each
- * with an environment variable as fallback, and the connection helpers every command shares. The
- * database and gateway options are {@link DatabaseOptions} and {@link GatewayOptions}.
+ * The lease options of the commands that use leases ({@code --leases}, {@code --redis-url}, TLS,
+ * {@code --tokens}, {@code --etcd-url}), each with an environment variable as fallback, and the
+ * connection helpers every command shares. The database and gateway options are
+ * {@link DatabaseOptions} and {@link GatewayOptions}.
  */
 public final class Connections {
+    @Option(names = "--leases", paramLabel = "redis|database|etcd", defaultValue = "${env:FENCED_LEASES:-redis}",
+            converter = LeaseBackend.Converter.class,
+            description = {"where leases and their tokens live (env FENCED_LEASES; default ${DEFAULT-VALUE}): redis (--redis-url; tokens as"
+                    + " --tokens says), database (the --db-url database: a lease row and the sequence fence_token_seq, no Redis at all)"
+                    + " or etcd (--etcd-url; tokens from etcd's revisions). One choice per deployment, recorded in the database:"
+                    + " another is refused (exit 16)."})
+    public LeaseBackend leaseBackend;
+
+    @Option(names = "--etcd-url", paramLabel = "URLS", defaultValue = "${env:FENCED_ETCD_URL}",
+            description = "for --leases etcd: its endpoints, http://host:port[,http://host:port...] (env FENCED_ETCD_URL)")
+    public String etcdUrl;
+
     @Option(names = "--redis-url", paramLabel = "URL", defaultValue = "${env:FENCED_REDIS_URL}",
             description = "Redis, redis://[user:password@]host:port or rediss://... (env FENCED_REDIS_URL)")
     public String redisUrl;
@@ -92,6 +109,98 @@ public final class Connections {
         } catch (IllegalArgumentException e) {
             throw new UsageException(e.getMessage());
         }
+    }
+
+    /**
+     * Opens the store {@code --leases} names, after checking that it is this deployment's recorded
+     * choice (recording it when none is).
+     *
+     * @throws dev.fenced.settlement.LeaseStoreMismatchException when the deployment records another store
+     */
+    public OpenLeases openLeases(HikariDataSource database, String ownerLabel, FencedObserver observer) {
+        DeploymentLeaseStore.requireSame(database, backend().setting());
+        return openLeasesUnchecked(database, ownerLabel, observer);
+    }
+
+    /** Opens the store {@code --leases} names without the deployment's check: for commands that only read, and for a switch. */
+    public OpenLeases openLeasesUnchecked(HikariDataSource database, String ownerLabel, FencedObserver observer) {
+        return switch (backend()) {
+            case REDIS -> {
+                RedisLeaseStore redis = leases(database, ownerLabel, observer);
+                yield new OpenLeases(LeaseBackend.REDIS, redis, redis::close);
+            }
+            case DATABASE -> {
+                JdbcLeaseStore.Builder builder = JdbcLeaseStore.builder(database).observer(observer);
+                if (ownerLabel != null) {
+                    builder.ownerLabel(ownerLabel);
+                }
+                yield new OpenLeases(LeaseBackend.DATABASE, builder.build(), () -> { }); // the pool is the caller's
+            }
+            case ETCD -> {
+                EtcdLeaseStore.Builder builder = EtcdLeaseStore.builder(requireEtcdUrl()).observer(observer);
+                if (ownerLabel != null) {
+                    builder.ownerLabel(ownerLabel);
+                }
+                EtcdLeaseStore etcd;
+                try {
+                    etcd = builder.build();
+                } catch (IllegalArgumentException e) {
+                    throw new UsageException("--etcd-url: " + e.getMessage());
+                }
+                yield new OpenLeases(LeaseBackend.ETCD, etcd, etcd::close);
+            }
+        };
+    }
+
+    /**
+     * Checks the lease options before anything connects: the URL the chosen store needs, and no
+     * {@code --tokens} but redis's own where the store issues its tokens itself.
+     */
+    public void requireLeaseSettings() {
+        LeaseBackend backend = backend();
+        if (backend != LeaseBackend.REDIS && tokens != null && tokens != TokenIssuer.REDIS) {
+            throw new UsageException("--tokens " + tokens.setting() + " goes with --leases redis: " + backend.label()
+                    + " issues its own tokens (unset FENCED_TOKENS, or use --leases redis)");
+        }
+        switch (backend) {
+            case REDIS -> requireRedisUrl();
+            case ETCD -> requireEtcdUrl();
+            case DATABASE -> { } // the --db-url every such command requires
+        }
+    }
+
+    /**
+     * What is wrong with a merchant's tokens, or null: for Redis, its issuer and counter against
+     * {@code --tokens} ({@link TokensCommand#problem}); for a store that issues its own, its highest
+     * token below a stored fence (the rows were fenced by another store's tokens).
+     */
+    String tokensProblem(LeaseSnapshot lease, long highestFence) {
+        if (backend() == LeaseBackend.REDIS) {
+            return TokensCommand.problem(lease, highestFence, tokens);
+        }
+        if (lease.counter() != null && lease.counter() < highestFence) {
+            return backend().label() + "'s tokens (highest " + lease.counter() + ") are below the highest stored fence " + highestFence
+                    + ": the rows were fenced by another store; raise its tokens with 'fenced migrate --leases " + backend().setting() + "'";
+        }
+        return null;
+    }
+
+    /** The issuer of the tokens as a status shows it: {@code --tokens} for Redis, the store itself otherwise. */
+    String tokensShown(LeaseSnapshot lease) {
+        if (backend() != LeaseBackend.REDIS) {
+            return backend().setting();
+        }
+        return lease.tokenIssuer() == null ? null : TokenIssuer.settingOf(lease.tokenIssuer());
+    }
+
+    /** {@code --leases}; redis when the command was built without picocli. */
+    public LeaseBackend backend() {
+        return leaseBackend == null ? LeaseBackend.REDIS : leaseBackend;
+    }
+
+    /** {@code --etcd-url}, or the usage error of a command that needs it. */
+    public String requireEtcdUrl() {
+        return UsageException.requireGiven(etcdUrl, "--etcd-url", "FENCED_ETCD_URL");
     }
 
     /** {@code --redis-url}, or the usage error of a command that needs it; checked before anything connects. */

@@ -5,7 +5,7 @@ import dev.fenced.FencedObserver;
 import dev.fenced.jdbc.FencedSchema;
 import dev.fenced.jdbc.FencedTable;
 import dev.fenced.jdbc.SchemaCheck;
-import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.settlement.DeploymentLeaseStore;
 import dev.fenced.settlement.Merchants;
 import dev.fenced.settlement.RefundSchema;
 import dev.fenced.settlement.RefundSummary;
@@ -67,21 +67,39 @@ final class DoctorCommand implements Callable<Integer> {
             mine.forEach(System.out::println);
         }
         // The tokens are read per merchant from the refund table: only once that table is fit, and only for it.
-        boolean tokensFit = !problems.isEmpty() || table != null || connections.redisUrl == null || connections.redisUrl.isBlank() || tokensFit(dbUrl);
+        boolean tokensFit = !problems.isEmpty() || table != null || !leaseStoreGiven() || tokensFit(dbUrl);
         return problems.isEmpty() && tokensFit ? 0 : FencedCli.RUNTIME_FAILURE;
     }
 
-    /** Every merchant's tokens against --tokens and the stored fences, a page of merchants at a time; one line per problem. */
+    /** Whether the chosen lease store can be asked: the database always can, Redis and etcd when their URL is given. */
+    private boolean leaseStoreGiven() {
+        return switch (connections.backend()) {
+            case REDIS -> connections.redisUrl != null && !connections.redisUrl.isBlank();
+            case ETCD -> connections.etcdUrl != null && !connections.etcdUrl.isBlank();
+            case DATABASE -> true;
+        };
+    }
+
+    /**
+     * The deployment's recorded lease store against --leases, then every merchant's tokens against
+     * the stored fences (and --tokens, for Redis), a page of merchants at a time; one line per problem.
+     */
     private boolean tokensFit(String dbUrl) {
         int troubled = 0;
         int merchants = 0;
-        try (HikariDataSource db = Connections.readOnlyDatabase(dbUrl, 1); RedisLeaseStore leases = connections.leases(db, null, FencedObserver.NONE)) {
+        try (HikariDataSource db = Connections.readOnlyDatabase(dbUrl, 1); OpenLeases leases = connections.openLeasesUnchecked(db, null, FencedObserver.NONE)) {
+            String chosen = connections.backend().setting();
+            String recorded = DeploymentLeaseStore.recorded(db).orElse(null);
+            if (recorded != null && !recorded.equals(chosen)) {
+                System.out.println("leases: the deployment's are in " + recorded + ", --leases says " + chosen
+                        + ": such a worker is refused; switch with 'fenced migrate --leases " + chosen + "' while no worker runs");
+                troubled++;
+            }
             for (int offset = 0; ; offset += TOKEN_PAGE) {
                 List<RefundSummary> page = RefundSummary.page(db, offset, TOKEN_PAGE);
                 for (RefundSummary summary : page) {
                     String resource = Merchants.resource(summary.merchant());
-                    String problem = TokensCommand.problem(leases.inspect(resource), summary.highestFence(),
-                            connections.tokens);
+                    String problem = connections.tokensProblem(leases.snapshot(resource), summary.highestFence());
                     if (problem != null) {
                         System.out.println("tokens of " + summary.merchant() + ": " + problem);
                         troubled++;
@@ -94,12 +112,17 @@ final class DoctorCommand implements Callable<Integer> {
             }
         }
         if (troubled == 0) {
-            System.out.println("tokens: ok (" + merchants + " merchants, --tokens " + connections.tokens.setting() + ")");
+            System.out.println("tokens: ok (" + merchants + " merchants, --leases " + chosenStore() + ")");
         }
         return troubled == 0;
     }
 
     private static final int TOKEN_PAGE = 500;
+
+    private String chosenStore() {
+        return connections.backend().setting()
+                + (connections.backend() == LeaseBackend.REDIS ? ", --tokens " + connections.tokens.setting() : "");
+    }
 
     /** The --table options as a FencedTable; a name that is no SQL identifier is a usage error. */
     private FencedTable ownTable() {

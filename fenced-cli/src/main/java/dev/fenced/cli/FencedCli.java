@@ -1,6 +1,7 @@
 package dev.fenced.cli;
 
 import dev.fenced.TokenIssuerMismatchException;
+import dev.fenced.settlement.LeaseStoreMismatchException;
 import dev.fenced.jdbc.DatabaseWaitException;
 import dev.fenced.internal.Redaction.Secret;
 import java.io.PrintStream;
@@ -47,6 +48,8 @@ public final class FencedCli implements Callable<Integer> {
     public static final int TOKEN_ISSUER_MISMATCH = 11;
     /** A bound on a database wait ran out (a row lock another session kept, a statement's time): nothing of the wait was written. */
     public static final int DATABASE_WAIT = 15;
+    /** The deployment's leases are in another store than {@code --leases} names: nothing was taken. */
+    public static final int LEASE_STORE_MISMATCH = 16;
     /** What picocli appends to a conversion error: "(java.lang.NumberFormatException: ...)", a stack-trace word for a user. */
     private static final Pattern JAVA_EXCEPTION = Pattern.compile("\\s*\\((?:java|javax|picocli)\\.[\\w.$]+(?:Exception|Error)[^)]*\\)");
 
@@ -107,6 +110,13 @@ public final class FencedCli implements Callable<Integer> {
             if (e instanceof TokenIssuerMismatchException mismatch) {
                 System.err.println(prefix(commandLine) + TokensCommand.describe(mismatch));
                 return TOKEN_ISSUER_MISMATCH;
+            }
+            if (e instanceof LeaseStoreMismatchException mismatch) {
+                System.err.println(prefix(commandLine) + "this deployment's leases are in " + mismatch.recorded() + " (recorded in the"
+                        + " database), this process was started with --leases " + mismatch.requested() + "; leases in two stores do not"
+                        + " keep each other's holders out, so it took no lease. Use --leases " + mismatch.recorded() + ", or stop every"
+                        + " worker and run 'fenced migrate --leases " + mismatch.requested() + "'");
+                return LEASE_STORE_MISMATCH;
             }
             java.util.Optional<DatabaseWaitException> wait = DatabaseWaitException.in(e);
             if (wait.isPresent()) {

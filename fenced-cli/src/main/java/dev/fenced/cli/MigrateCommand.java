@@ -6,7 +6,10 @@ import dev.fenced.internal.Redaction;
 import dev.fenced.jdbc.FencedSchema;
 import dev.fenced.jdbc.JdbcDialect;
 import dev.fenced.jdbc.JdbcSequenceTokenSource;
+import dev.fenced.settlement.DeploymentLeaseStore;
+import dev.fenced.settlement.Merchants;
 import dev.fenced.settlement.RefundSchema;
+import dev.fenced.settlement.RefundSummary;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -15,12 +18,15 @@ import java.util.concurrent.Callable;
 import javax.sql.DataSource;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 
 @Command(name = "migrate", mixinStandardHelpOptions = true,
         description = {"Create or bring up to date the schema the other commands need.",
                 "That is the refund table, the token counter and guard tables, the token sequences. Safe to run again. seed,"
                         + " settle, worker and reconcile --repair migrate by themselves; status, reconcile and doctor only read, and"
-                        + " ask for this command on a database without the schema."})
+                        + " ask for this command on a database without the schema.",
+                "With --leases: also switch the deployment's lease store (recorded in the database; every worker must use it) and raise"
+                        + " that store's tokens above every merchant's stored fence. Run it while no worker runs."})
 final class MigrateCommand implements Callable<Integer> {
     /** What the migrations make, as the command reports it. */
     private static final List<String> SCHEMA = List.of(RefundSchema.TABLE, FencedSchema.COUNTER_TABLE, FencedSchema.GUARD_TABLE,
@@ -29,9 +35,23 @@ final class MigrateCommand implements Callable<Integer> {
     @Mixin
     DatabaseOptions databaseOptions;
 
+    @Option(names = "--leases", paramLabel = "redis|database|etcd", converter = LeaseBackend.Converter.class,
+            description = "switch this deployment's leases to this store, its tokens raised above the stored fences (no environment"
+                    + " fallback: a switch is deliberate)")
+    LeaseBackend switchLeasesTo;
+
+    @Option(names = "--redis-url", paramLabel = "URL", defaultValue = "${env:FENCED_REDIS_URL}",
+            description = "with --leases redis: Redis, redis://[user:password@]host:port (env FENCED_REDIS_URL)")
+    String redisUrl;
+
+    @Option(names = "--etcd-url", paramLabel = "URLS", defaultValue = "${env:FENCED_ETCD_URL}",
+            description = "with --leases etcd: its endpoints, http://host:port[,...] (env FENCED_ETCD_URL)")
+    String etcdUrl;
+
     @Override
     public Integer call() throws SQLException {
         String dbUrl = databaseOptions.requireUrl();
+        Connections leases = switchLeasesTo == null ? null : leaseOptions();
         boolean existed;
         // Not migrated on opening: first see what was there. Two connections: Flyway takes both.
         try (HikariDataSource db = Connections.readOnlyDatabase(dbUrl, 2)) {
@@ -42,8 +62,47 @@ final class MigrateCommand implements Callable<Integer> {
         }
         System.out.println("schema of " + Redaction.describe(dbUrl) + (existed ? " is up to date (" : " created (")
                 + String.join(", ", SCHEMA) + ")");
+        if (leases != null) {
+            switchLeases(dbUrl, leases);
+        }
         return 0;
     }
+
+    private Connections leaseOptions() {
+        Connections options = new Connections();
+        options.leaseBackend = switchLeasesTo;
+        options.redisUrl = redisUrl;
+        options.etcdUrl = etcdUrl;
+        options.tokens = dev.fenced.redis.TokenIssuer.REDIS;
+        options.redisTlsVerify = "full";
+        options.requireLeaseSettings(); // before anything connects
+        return options;
+    }
+
+    /** Raises the new store's tokens above every merchant's highest stored fence, then records the store. */
+    private static void switchLeases(String dbUrl, Connections options) {
+        int merchants = 0;
+        try (HikariDataSource db = Connections.database(dbUrl, 2);
+             OpenLeases leases = options.openLeasesUnchecked(db, "migrate", dev.fenced.FencedObserver.NONE)) {
+            for (int offset = 0; ; offset += PAGE) {
+                List<RefundSummary> page = RefundSummary.page(db, offset, PAGE);
+                for (RefundSummary summary : page) {
+                    if (summary.highestFence() > 0) {
+                        leases.store().observeStoredFence(Merchants.resource(summary.merchant()), summary.highestFence());
+                    }
+                }
+                merchants += page.size();
+                if (page.size() < PAGE) {
+                    break;
+                }
+            }
+            DeploymentLeaseStore.switchTo(db, options.backend().setting());
+        }
+        System.out.println("leases: " + options.backend().label() + " for this deployment from now on; its tokens raised above the"
+                + " stored fences of " + merchants + (merchants == 1 ? " merchant" : " merchants"));
+    }
+
+    private static final int PAGE = 500;
 
     /**
      * Fails with one line naming the missing refund table and this command, for the commands that

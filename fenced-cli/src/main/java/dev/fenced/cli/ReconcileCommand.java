@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fenced.FencedObserver;
-import dev.fenced.redis.RedisLeaseStore;
 import dev.fenced.settlement.Merchants;
 import dev.fenced.settlement.Reconciliation.Discrepancy;
 import dev.fenced.settlement.Reconciliation.Report;
@@ -66,7 +65,7 @@ final class ReconcileCommand implements Callable<Integer> {
         String dbUrl = databaseOptions.requireUrl();
         String gatewayUrl = gatewayOptions.requireUrl();
         if (repair) {
-            connections.requireRedisUrl(); // before anything connects
+            connections.requireLeaseSettings(); // before anything connects
         }
         Report report;
         try (HikariDataSource db = repair ? Connections.database(dbUrl, 2, waits) : Connections.readOnlyDatabase(dbUrl, 2, waits);
@@ -76,8 +75,8 @@ final class ReconcileCommand implements Callable<Integer> {
             if (!repair) {
                 report = reconciliation.check(merchant);
             } else {
-                try (RedisLeaseStore leases = connections.leases(db, "reconcile", FencedObserver.NONE)) {
-                    report = reconciliation.repair(merchant, leases, ttl, retryFailed);
+                try (OpenLeases leases = connections.openLeases(db, "reconcile", FencedObserver.NONE)) {
+                    report = reconciliation.repair(merchant, leases.store(), ttl, retryFailed);
                 } catch (Reconciliation.LeaseHeldException busy) {
                     System.err.println("fenced reconcile: " + busy.getMessage());
                     return SettleCommand.LEASE_BUSY;

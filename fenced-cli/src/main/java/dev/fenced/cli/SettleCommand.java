@@ -2,7 +2,6 @@ package dev.fenced.cli;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fenced.FencedObserver;
-import dev.fenced.redis.RedisLeaseStore;
 import dev.fenced.settlement.Merchants;
 import dev.fenced.settlement.RefundSummary;
 import dev.fenced.settlement.SettlementEvent;
@@ -99,14 +98,14 @@ public final class SettleCommand implements Callable<Integer> {
         Connections.requireUsableTtl(ttl);
         Connections.requireConcurrency(concurrency);
         DatabaseWaits waits = databaseWaits.resolve(ttl);
-        connections.requireRedisUrl(); // before anything connects
+        connections.requireLeaseSettings(); // before anything connects
         String dbUrl = databaseOptions.requireUrl();
         String gatewayUrl = gatewayOptions.requireUrl();
         try (HikariDataSource db = Connections.database(dbUrl, concurrency + 2, waits);
              HikariDataSource journalDb = journal.open(2, waits);
-             RedisLeaseStore leases = connections.leases(db, Connections.workerOwnerLabel(name), FencedObserver.NONE)) {
+             OpenLeases leases = connections.openLeases(db, Connections.workerOwnerLabel(name), FencedObserver.NONE)) {
             SettlementWorker.Builder builder = SettlementWorker.builder()
-                    .leaseStore(leases).dataSource(db).gateway(Connections.gateway(gatewayUrl))
+                    .leaseStore(leases.store()).dataSource(db).gateway(Connections.gateway(gatewayUrl))
                     .ttl(ttl).concurrency(concurrency).name(name).listener(this::print);
             builder = journal.apply(builder);
             if (adjustment != null) {

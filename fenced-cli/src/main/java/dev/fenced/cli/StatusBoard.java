@@ -51,10 +51,10 @@ final class StatusBoard {
     }
 
     /**
-     * Reads a page. {@code leases} is null when Redis could not be reached, {@code leasesUnknown} then says why; a Redis
+     * Reads a page. {@code leases} is null when the lease store could not be reached, {@code leasesUnknown} then says why; a Redis
      * that stops answering during the page leaves the rest of the page's lease columns empty, with the reason.
      */
-    static Page read(DataSource db, RedisLeaseStore leases, String leasesUnknown, TokenIssuer tokens, int offset, int limit,
+    static Page read(DataSource db, OpenLeases leases, String leasesUnknown, Connections connections, int offset, int limit,
                      JobQueueStatus jobs, String jobsUnknown) {
         int merchants = RefundSummary.merchantCount(db);
         String[] unknown = {leases == null ? leasesUnknown : null};
@@ -63,7 +63,7 @@ final class StatusBoard {
             LeaseSnapshot lease = null;
             if (unknown[0] == null) {
                 try {
-                    lease = leases.inspect(resource);
+                    lease = leases.snapshot(resource);
                 } catch (StoreUnavailableException e) {
                     unknown[0] = StatusCommand.outage(e); // one timeout for the page, not one per row
                 }
@@ -73,7 +73,7 @@ final class StatusBoard {
                         summary.count("sent"), summary.count("failed"), summary.highestFence(), null);
             }
             String holder = lease.holder() == null ? null : label(lease.holder());
-            String tokensProblem = TokensCommand.problem(lease, summary.highestFence(), tokens);
+            String tokensProblem = connections.tokensProblem(lease, summary.highestFence());
             return new Row(summary.merchant(), holder, lease.timeLeft().toMillis(), lease.counter(), summary.count("pending"),
                     summary.count("sending"), summary.count("sent"), summary.count("failed"), summary.highestFence(), tokensProblem);
         }).toList();

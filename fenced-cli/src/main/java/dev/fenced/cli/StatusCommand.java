@@ -85,7 +85,7 @@ final class StatusCommand implements Callable<Integer> {
             throw new UsageException("--watch goes with --all");
         }
         String resource = Merchants.resource(merchant);
-        connections.requireRedisUrl(); // before anything connects
+        connections.requireLeaseSettings(); // before anything connects
         String dbUrl = databaseOptions.requireUrl();
         // A malformed gateway URL is a mistake, found now; an unreachable gateway is an outage, shown below.
         GatewayClient gateway = gatewayOptions.gatewayUrl == null || gatewayOptions.gatewayUrl.isBlank() ? null
@@ -98,8 +98,8 @@ final class StatusCommand implements Callable<Integer> {
         try (HikariDataSource db = Connections.readOnlyDatabase(dbUrl, 2)) {
             MigrateCommand.requireSchema(db);
             refunds = RefundSummary.of(db, merchant);
-            try (RedisLeaseStore leases = connections.leases(db, null, FencedObserver.NONE)) {
-                lease = leases.inspect(resource);
+            try (OpenLeases leases = connections.openLeasesUnchecked(db, null, FencedObserver.NONE)) {
+                lease = leases.snapshot(resource);
             } catch (StoreUnavailableException e) {
                 leaseUnknown = outage(e);
             }
@@ -121,8 +121,8 @@ final class StatusCommand implements Callable<Integer> {
         StatusReport report = new StatusReport(merchant, lease == null ? null : lease.holder(),
                 lease == null ? null : lease.timeLeft().toMillis(), lease == null ? null : lease.counter(), refunds.rowsByState(),
                 refunds.highestFence(), refunds.totalAmount().toPlainString(), gatewayRefunds, gatewayDuplicates, jobs.status(),
-                jobs.unknown(), lease == null || lease.tokenIssuer() == null ? null : TokenIssuer.settingOf(lease.tokenIssuer()),
-                lease == null ? null : TokensCommand.problem(lease, refunds.highestFence(), connections.tokens),
+                jobs.unknown(), lease == null ? null : connections.tokensShown(lease),
+                lease == null ? null : connections.tokensProblem(lease, refunds.highestFence()),
                 leaseUnknown, gatewayUnknown);
         if (json) {
             System.out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(report));
@@ -190,12 +190,12 @@ final class StatusCommand implements Callable<Integer> {
         if (watch != null && watch.toMillis() < 100) {
             throw new UsageException("--watch must be at least 100ms, got " + dev.fenced.internal.Durations.human(watch));
         }
-        connections.requireRedisUrl(); // before anything connects
+        connections.requireLeaseSettings(); // before anything connects
         String dbUrl = databaseOptions.requireUrl();
         nats.checkUrl();
         boolean terminal = System.console() != null && !json;
         ObjectMapper mapper = new ObjectMapper();
-        RedisLeaseStore leases = null;
+        OpenLeases leases = null;
         try (HikariDataSource db = Connections.readOnlyDatabase(dbUrl, 2)) {
             MigrateCommand.requireSchema(db);
             for (int drawn = 1; ; drawn++) {
@@ -203,12 +203,12 @@ final class StatusCommand implements Callable<Integer> {
                 String leasesUnknown = null;
                 if (leases == null) {
                     try {
-                        leases = connections.leases(db, null, FencedObserver.NONE); // again at each drawing until Redis answers
+                        leases = connections.openLeasesUnchecked(db, null, FencedObserver.NONE); // again at each drawing until the store answers
                     } catch (StoreUnavailableException e) {
                         leasesUnknown = outage(e);
                     }
                 }
-                StatusBoard.Page page = StatusBoard.read(db, leases, leasesUnknown, connections.tokens, offset, limit, jobs.status(),
+                StatusBoard.Page page = StatusBoard.read(db, leases, leasesUnknown, connections, offset, limit, jobs.status(),
                         jobs.unknown());
                 if (json) {
                     System.out.println(mapper.writeValueAsString(page)); // one document per line, also when watching

@@ -41,6 +41,10 @@ final class TokensCommand implements Callable<Integer> {
     public Integer call() {
         Merchants.requireValid(merchant);
         String resource = Merchants.resource(merchant);
+        if (connections.backend() != LeaseBackend.REDIS) {
+            throw new UsageException("tokens shows and switches the issuers of Redis's tokens; " + connections.backend().label()
+                    + " issues its own (see fenced status; fenced migrate --leases " + connections.backend().setting() + " raises them)");
+        }
         connections.requireRedisUrl();
         String dbUrl = databaseOptions.requireUrl();
         if (switchTo == null) {

@@ -7,7 +7,6 @@ import dev.fenced.fleet.JobEvent;
 import dev.fenced.fleet.JobStream;
 import dev.fenced.fleet.SettlementJobs;
 import dev.fenced.gateway.GatewayClient;
-import dev.fenced.redis.RedisLeaseStore;
 import dev.fenced.settlement.RefundSummary;
 import dev.fenced.settlement.SettlementListener;
 import dev.fenced.settlement.SettlementWorker;
@@ -122,7 +121,7 @@ public final class WorkerCommand implements Callable<Integer> {
             throw new UsageException(e.getMessage());
         }
         nats.checkUrl();
-        connections.requireRedisUrl(); // before anything connects
+        connections.requireLeaseSettings(); // before anything connects
         String dbUrl = databaseOptions.requireUrl();
         String gatewayUrl = gatewayOptions.requireUrl();
         GatewayClient gateway = Connections.gateway(gatewayUrl); // one client for every job; a malformed URL is a usage error now
@@ -130,13 +129,13 @@ public final class WorkerCommand implements Callable<Integer> {
         try (MetricsEndpoint metrics = metricsPort == null ? null : MetricsEndpoint.serve(metricsHost, metricsPort);
              HikariDataSource db = Connections.database(dbUrl, jobs * (concurrency + 2), waits);
              HikariDataSource journalDb = journal.open(jobs + 1, waits);
-             RedisLeaseStore leases = connections.leases(db, owner, metrics == null ? FencedObserver.NONE : metrics.observer());
+             OpenLeases leases = connections.openLeases(db, owner, metrics == null ? FencedObserver.NONE : metrics.observer());
              Connection broker = nats.connect("fenced-" + owner)) {
             SettlementJobs.configure(broker, stream);
             FleetWorker fleet = FleetWorker.builder().connection(broker).stream(stream).jobs(jobs)
                     .drainTime(drainTime)
                     .listener(this::print)
-                    .workers(merchant -> adjusted(journal.apply(SettlementWorker.builder()).leaseStore(leases).dataSource(db)
+                    .workers(merchant -> adjusted(journal.apply(SettlementWorker.builder()).leaseStore(leases.store()).dataSource(db)
                             .gateway(gateway).ttl(ttl).concurrency(concurrency).name(name)
                             .listener(jobListener(merchant, metrics)), merchant).build())
                     .build();

@@ -84,9 +84,11 @@ class LeaseStoreCliTest {
                 assertThat(switched.exit()).as(switched.both()).isZero();
                 assertThat(switched.stdout()).contains("leases: Redis for this deployment");
 
-                try (RedisLeaseStore redis = RedisLeaseStore.builder(REDIS).build()) {
-                    assertThat(redis.inspect(Merchants.resource(merchant)).counter()).as("Redis's counter raised to the database's fence")
-                            .isGreaterThanOrEqualTo(databaseFence);
+                try (com.zaxxer.hikari.HikariDataSource pool = Connections.database(db, 2);
+                     RedisLeaseStore redis = Connections.leases(REDIS, pool, "test")) {
+                    Lease first = redis.tryAcquire(Merchants.resource(merchant), Duration.ofSeconds(5)).orElseThrow();
+                    assertThat(first.token()).as("Redis's first token, above the database's fences").isGreaterThan(databaseFence);
+                    first.release();
                 }
                 CliRun inRedis = settle(db, next, gateway.url(), "--leases", "redis", "--redis-url", REDIS);
                 assertThat(inRedis.exit()).as(inRedis.both()).isZero();

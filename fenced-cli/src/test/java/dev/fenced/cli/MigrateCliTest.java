@@ -2,6 +2,7 @@ package dev.fenced.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fenced.testing.servers.OwnDatabase;
 import dev.fenced.testing.servers.TestDatabases;
 import dev.fenced.testing.servers.TestRedis;
 import java.sql.Connection;
@@ -19,13 +20,17 @@ class MigrateCliTest {
 
     @Test
     void onPostgresql() throws Exception {
-        withEmptyDatabase(TestDatabases.postgresUrl(), "postgres", MigrateCliTest::readersAskForMigrateUntilItRuns);
+        try (OwnDatabase own = OwnDatabase.on(TestDatabases.postgresUrl())) {
+            readersAskForMigrateUntilItRuns(own.url());
+        };
     }
 
     @Test
     void onMariadb() throws Exception {
         TestDatabases.mariadb(); // skips without a MariaDB outside CI
-        withEmptyDatabase(TestDatabases.mariadbUrl().orElseThrow(), "mysql", MigrateCliTest::readersAskForMigrateUntilItRuns);
+        try (OwnDatabase own = OwnDatabase.on(TestDatabases.mariadbUrl().orElseThrow())) {
+            readersAskForMigrateUntilItRuns(own.url());
+        };
     }
 
     @Test
@@ -71,29 +76,5 @@ class MigrateCliTest {
         CliRun noCounter = CliRun.of("doctor", "--redis-url=", "--db-url", db);
         assertThat(noCounter.exit()).isEqualTo(FencedCli.RUNTIME_FAILURE);
         assertThat(noCounter.stdout()).contains("fence_counter: no such table").contains("fenced migrate").contains("refund: ok");
-    }
-
-    interface Check {
-        void run(String db) throws Exception;
-    }
-
-    /** Runs {@code check} on a database of its own on the server of {@code serverUrl}, dropped after. */
-    private static void withEmptyDatabase(String serverUrl, String adminDatabase, Check check) throws Exception {
-        String name = "fenced_empty_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
-        try (Connection c = DriverManager.getConnection(withDatabase(serverUrl, adminDatabase)); Statement s = c.createStatement()) {
-            s.execute("CREATE DATABASE " + name);
-        }
-        try {
-            check.run(withDatabase(serverUrl, name));
-        } finally {
-            try (Connection c = DriverManager.getConnection(withDatabase(serverUrl, adminDatabase)); Statement s = c.createStatement()) {
-                s.execute("DROP DATABASE " + name);
-            }
-        }
-    }
-
-    /** jdbc:...://host:port/<database>?params: the same server and parameters, another database. */
-    private static String withDatabase(String url, String database) {
-        return url.replaceFirst("^(jdbc:[a-z]+://[^/?]+/)[^?]*", "$1" + database);
     }
 }

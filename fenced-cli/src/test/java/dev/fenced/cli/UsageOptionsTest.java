@@ -18,8 +18,9 @@ import picocli.CommandLine;
  * in the table, so a new one states what it connects to; the lab's are checked by the lab's tests.
  */
 public class UsageOptionsTest {
-    private static final Set<String> REDIS = Set.of("--redis-url", "--redis-tls-ca", "--redis-tls-cert", "--redis-tls-key",
-            "--redis-tls-verify", "--tokens");
+    /** The lease options: where leases live, and Redis's and etcd's. */
+    private static final Set<String> REDIS = Set.of("--leases", "--redis-url", "--redis-tls-ca", "--redis-tls-cert", "--redis-tls-key",
+            "--redis-tls-verify", "--tokens", "--etcd-url");
     private static final Set<String> DATABASE = Set.of("--db-url");
     private static final Set<String> GATEWAY = Set.of("--gateway-url");
     private static final Set<String> NATS = Set.of("--nats-url", "--stream");
@@ -38,7 +39,7 @@ public class UsageOptionsTest {
             Map.entry("reconcile", union(REDIS, DATABASE, GATEWAY)),
             Map.entry("doctor", union(DATABASE, REDIS)),
             Map.entry("tokens", union(DATABASE, REDIS)),
-            Map.entry("migrate", DATABASE),
+            Map.entry("migrate", union(DATABASE, Set.of("--leases", "--redis-url", "--etcd-url"))),
             Map.entry("timeline", Set.of()));
 
     @Test
