@@ -4,6 +4,7 @@ import dev.fenced.cli.FencedCli;
 import dev.fenced.cli.UsageException;
 import dev.fenced.cli.DurationConverter;
 import dev.fenced.cli.Connections;
+import dev.fenced.cli.LeaseBackend;
 import dev.fenced.cli.Progress;
 import dev.fenced.cli.ProgressOptions;
 import dev.fenced.fleet.Broker;
@@ -26,8 +27,9 @@ import picocli.CommandLine.Option;
                 "The workers are fed by NATS JetStream (one job per merchant on a stream of the run's own); the faults strike on a"
                         + " seeded schedule; exactly-once is checked from the gateway's ledger, the database, every worker's history"
                         + " and the stream: every job acked or dead-lettered.",
-                "Runs on embedded servers it can break: a Redis primary, replica and Sentinel, a PostgreSQL, and a nats-server"
-                        + " unless --nats-url names one (never with nats-restart, which restarts the run's own).",
+                "Runs on embedded servers it can break: a Redis primary, replica and Sentinel (or, with --leases, no Redis: the leases"
+                        + " in the PostgreSQL, or in a three-member etcd), a PostgreSQL, and a nats-server unless --nats-url names one"
+                        + " (never with nats-restart, which restarts the run's own).",
                 "Exit code 1 on any violation; with --no-fence, a run that finds none says it proved nothing."})
 final class ChaosCommand implements Callable<Integer> {
     @Option(names = "--merchants", defaultValue = "20", description = "(default ${DEFAULT-VALUE})")
@@ -60,7 +62,8 @@ final class ChaosCommand implements Callable<Integer> {
     @Option(names = "--faults", split = ",", description = "of: pause, kill, redis-restart, flushall, failover, lagging-failover,"
             + " cluster-failover (the lagging failover of a Redis Cluster's primary: the run's Redis is then a Cluster; not with the"
             + " four before it), db-kill, gateway, gateway-outage, gateway-restart, key-reuse, nats-restart, stalled-claim (a worker"
-            + " frozen inside its claim transaction, its rows locked) (default: all but cluster-failover)")
+            + " frozen inside its claim transaction, its rows locked), etcd-leader-kill (SIGKILL of the etcd leader, back after 2 s;"
+            + " with --leases etcd) (default: all that fit --leases but cluster-failover)")
     List<String> faults;
 
     @Option(names = "--no-fence", description = "the negative control: the same run with fencing off must report violations")
@@ -70,6 +73,11 @@ final class ChaosCommand implements Callable<Integer> {
             description = "who issues the workers' tokens (default ${DEFAULT-VALUE}); with redis, a failover to a lagging replica can"
                     + " repeat a token, which the checker counts as a violation: the negative control of epochs")
     TokenIssuer tokens;
+
+    @Option(names = "--leases", defaultValue = "redis", converter = LeaseBackend.Converter.class, paramLabel = "redis|database|etcd",
+            description = "where the workers' leases live (default ${DEFAULT-VALUE}): a Redis primary, replica and Sentinel; the run's"
+                    + " PostgreSQL; or a three-member etcd (etcd-leader-kill strikes it). --tokens goes with redis only")
+    LeaseBackend leases;
 
     @Option(names = "--nats-url", paramLabel = "URL", defaultValue = "${env:FENCED_NATS_URL}",
             description = "NATS with JetStream for the jobs (env FENCED_NATS_URL; default: a nats-server of the run's own, always with nats-restart)")
@@ -83,6 +91,9 @@ final class ChaosCommand implements Callable<Integer> {
 
     @Mixin
     ProgressOptions progressOptions;
+
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
 
     @Override
     public Integer call() throws Exception {
@@ -99,10 +110,13 @@ final class ChaosCommand implements Callable<Integer> {
                 throw new UsageException(e.getMessage());
             }
         }
-        Set<Fault> enabled = faults == null || faults.isEmpty() ? Fault.allOnSentinel() : Fault.parse(faults);
+        if (leases != LeaseBackend.REDIS && spec.commandLine().getParseResult().hasMatchedOption("--tokens")) {
+            throw new UsageException("--tokens goes with --leases redis: " + leases.label() + " issues its own tokens");
+        }
+        Set<Fault> enabled = faults == null || faults.isEmpty() ? Fault.allFor(leases) : Fault.parse(faults, leases);
         long chosenSeed = seed != null ? seed : new java.security.SecureRandom().nextLong();
         ChaosSettings settings = new ChaosSettings(merchants, refunds, workers, jobs, concurrency, gatewayLatency, duration, ttl, chosenSeed,
-                enabled, !noFence, tokens, history, natsUrl);
+                enabled, !noFence, tokens, history, natsUrl, leases);
         ChaosReport report;
         try (Progress progress = progressOptions.start("chaos", ChaosHarness.refundsToSettle(settings), "refunds settled")) {
             report = new ChaosHarness(settings, json ? null : System.err, progress).run();

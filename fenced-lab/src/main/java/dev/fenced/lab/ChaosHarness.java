@@ -5,9 +5,6 @@ import dev.fenced.cli.Connections;
 import dev.fenced.cli.EventCodec;
 import dev.fenced.cli.EventLine;
 import dev.fenced.embedded.EmbeddedPostgresServer;
-import dev.fenced.embedded.EmbeddedRedisCluster;
-import dev.fenced.embedded.EmbeddedRedisFailoverGroup;
-import dev.fenced.embedded.ReplicatedRedis;
 import dev.fenced.fleet.JobEvent;
 import dev.fenced.gateway.GatewayRefund;
 import dev.fenced.settlement.JournalSchema;
@@ -22,6 +19,7 @@ import java.nio.file.Path;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -80,25 +78,25 @@ final class ChaosHarness {
         say("seed " + settings.seed() + " (replay with --seed " + settings.seed() + "), fencing " + (settings.fencing() ? "on" : "OFF"));
         Path ledger = Files.createTempDirectory("fenced-chaos").resolve("gateway-ledger.jsonl");
         try (ChaosBroker broker = ChaosBroker.start(settings);
-             ReplicatedRedis redis = Fault.onCluster(settings.faults()) ? EmbeddedRedisCluster.start() : EmbeddedRedisFailoverGroup.start();
+             ChaosLeaseStore leases = ChaosLeaseStore.start(settings);
              EmbeddedPostgresServer postgres = EmbeddedPostgresServer.start(); HikariDataSource db = Connections.database(postgres.jdbcUrl(), 3);
              ChaosGateway gateway = ChaosGateway.start(settings, ledger)) {
-            say("jobs on JetStream, on " + broker.describe() + "; Redis: " + (redis instanceof EmbeddedRedisCluster
-                    ? "a Cluster of 3 primaries and 3 replicas" : "a primary, a replica and a Sentinel"));
-            return run(broker, redis, postgres, db, gateway);
+            say("jobs on JetStream, on " + broker.describe() + "; " + leases.describe());
+            return run(broker, leases, postgres, db, gateway);
         } finally {
             Files.deleteIfExists(ledger);
             Files.deleteIfExists(ledger.getParent());
         }
     }
 
-    private ChaosReport run(ChaosBroker broker, ReplicatedRedis redis, EmbeddedPostgresServer postgres, HikariDataSource db,
+    private ChaosReport run(ChaosBroker broker, ChaosLeaseStore leases, EmbeddedPostgresServer postgres, HikariDataSource db,
                             ChaosGateway gateway) throws SQLException {
         List<String> merchants = seed(db);
         String stream = JobQueue.uniqueName();
         String journalUrl = journalDatabase(postgres);
-        Map<String, String> env = Map.of("FENCED_REDIS_URL", redis.uri(), "FENCED_DB_URL", postgres.jdbcUrl(),
-                "FENCED_GATEWAY_URL", gateway.url(), "FENCED_NATS_URL", broker.url(), "FENCED_JOURNAL_DB_URL", journalUrl);
+        Map<String, String> env = new HashMap<>(leases.environment());
+        env.putAll(Map.of("FENCED_DB_URL", postgres.jdbcUrl(), "FENCED_GATEWAY_URL", gateway.url(), "FENCED_NATS_URL", broker.url(),
+                "FENCED_JOURNAL_DB_URL", journalUrl));
         try (JobQueue queue = JobQueue.create(broker.connection(), stream, settings);
              HikariDataSource journal = Connections.readOnlyDatabase(journalUrl, 2)) {
             JournalSchema.migrate(journal);
@@ -114,7 +112,7 @@ final class ChaosHarness {
                 awaitFirstJob(workers, second);
                 say(String.format("workers took their first jobs after %.1f s; faults strike for %d s", (System.currentTimeMillis() - start) / 1000.0,
                         settings.duration().toSeconds()));
-                FaultInjector faults = new FaultInjector(settings, redis, postgres.jdbcUrl(), gateway, broker, this::say);
+                FaultInjector faults = new FaultInjector(settings, leases, postgres.jdbcUrl(), gateway, broker, this::say);
                 if (second != null) {
                     faults.standing(Fault.KEY_REUSE);
                 }
@@ -220,7 +218,7 @@ final class ChaosHarness {
         List<GatewayRefund> ledger = gateway.ledger();
         ExactlyOnceChecker.Findings findings = new ExactlyOnceChecker(settings.fencing())
                 .check(deployments, gateway.url(), ledger, history, jobs);
-        return new ChaosReport(settings.seed(), settings.fencing(), settings.tokens().setting(), merchants.size(),
+        return new ChaosReport(settings.seed(), settings.fencing(), settings.tokenSource(), merchants.size(),
                 findings.refunds(), settings.workers(), settings.concurrency(), settings.gatewayLatency().toMillis(), workers.started(),
                 ledger.size(), settled(db, second), jobs, ChaosReport.faults(settings, injected), ChaosReport.operations(history),
                 findings.checks(), findings.violations(), findings.verdict(), seconds);

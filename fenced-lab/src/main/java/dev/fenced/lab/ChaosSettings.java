@@ -1,5 +1,6 @@
 package dev.fenced.lab;
 
+import dev.fenced.cli.LeaseBackend;
 import dev.fenced.redis.TokenIssuer;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -18,10 +19,17 @@ import java.util.Set;
  * @param history where to write every worker event as JSON lines, or null
  * @param natsUrl the NATS with JetStream to use, or null for a {@code nats-server} of the run's own;
  *     ignored with {@link Fault#NATS_RESTART}, which needs a server the run can restart
+ * @param leases where the leases live: a Redis group, the database, a three-member etcd; with the
+ *     last two, {@code tokens} is not used (the store issues its own)
  */
 record ChaosSettings(int merchants, int refunds, int workers, int jobs, int concurrency, Duration gatewayLatency, Duration duration,
                      Duration ttl, long seed, Set<Fault> faults, boolean fencing, TokenIssuer tokens, Path history,
-                     String natsUrl) {
+                     String natsUrl, LeaseBackend leases) {
+
+    /** Where the tokens came from, as the report says it: the issuer with Redis's leases, the store otherwise. */
+    String tokenSource() {
+        return leases == LeaseBackend.REDIS ? tokens.setting() : leases.setting() + " (its own leases)";
+    }
 
     /** A job's visibility timeout on the run's stream: one TTL (at least JetStream's 500 ms), as a paused holder's lease lasts. */
     Duration ackWait() {

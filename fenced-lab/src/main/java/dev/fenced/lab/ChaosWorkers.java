@@ -1,6 +1,7 @@
 package dev.fenced.lab;
 
 import dev.fenced.cli.EventLine;
+import dev.fenced.cli.LeaseBackend;
 import dev.fenced.fleet.JobEvent;
 import dev.fenced.settlement.SettlementEvent;
 import java.time.Duration;
@@ -120,8 +121,12 @@ final class ChaosWorkers {
         if (settings.faults().contains(Fault.STALLED_CLAIM)) {
             args.add("--stall-claims-on-cue");
         }
-        args.add("--tokens");
-        args.add(settings.tokens().setting());
+        args.add("--leases");
+        args.add(settings.leases().setting());
+        if (settings.leases() == LeaseBackend.REDIS) {
+            args.add("--tokens");
+            args.add(settings.tokens().setting());
+        }
         return args;
     }
 

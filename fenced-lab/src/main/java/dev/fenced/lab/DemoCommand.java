@@ -1,6 +1,7 @@
 package dev.fenced.lab;
 
 import dev.fenced.cli.DatabaseOptions;
+import dev.fenced.cli.LeaseBackend;
 import dev.fenced.cli.UsageException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
@@ -17,7 +18,9 @@ import picocli.CommandLine.Spec;
                 "Worker A (token 33) is frozen with SIGSTOP after claiming r_815, its lease expires, worker B (token 34) takes"
                         + " over, A is resumed and refused.",
                 "Starts an embedded redis-server and PostgreSQL unless --redis-url / --db-url (or FENCED_REDIS_URL /"
-                        + " FENCED_DB_URL) name fresh ones; --embedded starts them whatever the environment says. Says which it uses."})
+                        + " FENCED_DB_URL) name fresh ones; --embedded starts them whatever the environment says. Says which it uses.",
+                "--leases database tells the same story with the leases in PostgreSQL and no Redis; --leases etcd with an embedded"
+                        + " etcd (Debian's etcd-server) unless --etcd-url names a fresh one."})
 final class DemoCommand implements Callable<Integer> {
     @Option(names = "--speed", defaultValue = "10", description = "divide every time by this (default ${DEFAULT-VALUE}; 1 is the article's 30 s TTL)")
     double speed;
@@ -28,8 +31,17 @@ final class DemoCommand implements Callable<Integer> {
     @Option(names = "--no-fence", description = "the same story with fencing off: the negative control")
     boolean noFence;
 
-    @Option(names = "--embedded", description = "embedded Redis and PostgreSQL, even when FENCED_REDIS_URL or FENCED_DB_URL is set")
+    @Option(names = "--embedded", description = "embedded servers, even when FENCED_REDIS_URL, FENCED_ETCD_URL or FENCED_DB_URL is set")
     boolean embedded;
+
+    @Option(names = "--leases", paramLabel = "redis|database|etcd", defaultValue = "${env:FENCED_LEASES:-redis}",
+            converter = LeaseBackend.Converter.class,
+            description = "where the workers' leases and tokens live (env FENCED_LEASES; default ${DEFAULT-VALUE})")
+    LeaseBackend leases;
+
+    @Option(names = "--etcd-url", paramLabel = "URLS", defaultValue = "${env:FENCED_ETCD_URL}",
+            description = "with --leases etcd: a fresh etcd instead of an embedded one, http://host:port[,...] (env FENCED_ETCD_URL)")
+    String etcdUrl;
 
     @Spec
     CommandSpec spec;
@@ -45,16 +57,20 @@ final class DemoCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         Scenario.requireValidSpeed(speed); // before the banner: a usage error prints one line and nothing else
-        ScenarioServers.Source redis = source(redisUrl, "--redis-url", "FENCED_REDIS_URL");
+        ScenarioServers.Source leaseSource = switch (leases) {
+            case REDIS -> source(redisUrl, "--redis-url", "FENCED_REDIS_URL");
+            case ETCD -> source(etcdUrl, "--etcd-url", "FENCED_ETCD_URL");
+            case DATABASE -> ScenarioServers.Source.EMBEDDED;
+        };
         ScenarioServers.Source db = source(databaseOptions.dbUrl, "--db-url", "FENCED_DB_URL");
         if (!json) {
             System.out.println("fenced demo: merchant m_4471, 1,200 refunds, 84,300.00 EUR, fencing " + (noFence ? "OFF" : "on")
-                    + ", speed x" + speed);
+                    + ", speed x" + speed + (leases == LeaseBackend.REDIS ? "" : ", leases in " + leases.label()));
         }
         Mechanism mechanism = noFence ? Mechanism.FENCE_IDEMPOTENT.withoutFence() : Mechanism.FENCE_IDEMPOTENT;
         Scenario scenario = new Scenario(speed, mechanism, Scenario.Story.ARTICLE, json ? null : System.out);
         DemoReport report;
-        try (ScenarioServers servers = ScenarioServers.start(redis, db, json ? null : System.out)) {
+        try (ScenarioServers servers = ScenarioServers.start(leases, leaseSource, db, json ? null : System.out)) {
             report = scenario.run(servers);
         }
         if (json) {

@@ -1,5 +1,6 @@
 package dev.fenced.lab;
 
+import dev.fenced.cli.LeaseBackend;
 import dev.fenced.cli.UsageException;
 import java.util.EnumSet;
 import java.util.List;
@@ -16,16 +17,43 @@ import java.util.Set;
  */
 enum Fault {
     PAUSE, KILL, REDIS_RESTART, FLUSHALL, FAILOVER, LAGGING_FAILOVER, CLUSTER_FAILOVER, DB_KILL, GATEWAY, GATEWAY_OUTAGE,
-    GATEWAY_RESTART, KEY_REUSE, NATS_RESTART, STALLED_CLAIM;
+    GATEWAY_RESTART, KEY_REUSE, NATS_RESTART, STALLED_CLAIM, ETCD_LEADER_KILL;
 
     /** Faults of a Redis behind a Sentinel; {@link #CLUSTER_FAILOVER} needs a Redis Cluster, so not in the same run. */
     static final Set<Fault> SENTINEL_ONLY = EnumSet.of(REDIS_RESTART, FLUSHALL, FAILOVER, LAGGING_FAILOVER);
+    /** Faults of the run's Redis: only when the leases are in Redis. */
+    static final Set<Fault> REDIS_ONLY = EnumSet.of(REDIS_RESTART, FLUSHALL, FAILOVER, LAGGING_FAILOVER, CLUSTER_FAILOVER);
+    /** Faults of the run's three-member etcd: only when the leases are in etcd. */
+    static final Set<Fault> ETCD_ONLY = EnumSet.of(ETCD_LEADER_KILL);
 
     /** Every fault of one run when none are named: all but the Cluster's. */
     static Set<Fault> allOnSentinel() {
+        return allFor(LeaseBackend.REDIS);
+    }
+
+    /** Every fault that fits a run with its leases in {@code leases}: for Redis, all of a Sentinel group's. */
+    static Set<Fault> allFor(LeaseBackend leases) {
         Set<Fault> all = EnumSet.allOf(Fault.class);
         all.remove(CLUSTER_FAILOVER);
+        if (leases != LeaseBackend.REDIS) {
+            all.removeAll(REDIS_ONLY);
+        }
+        if (leases != LeaseBackend.ETCD) {
+            all.removeAll(ETCD_ONLY);
+        }
         return all;
+    }
+
+    /** The named faults, each checked against where the run's leases are. */
+    static Set<Fault> parse(List<String> names, LeaseBackend leases) {
+        Set<Fault> out = parse(names);
+        for (Fault fault : out) {
+            if (leases != LeaseBackend.REDIS && REDIS_ONLY.contains(fault) || leases != LeaseBackend.ETCD && ETCD_ONLY.contains(fault)) {
+                throw new UsageException(fault.label() + " strikes " + (ETCD_ONLY.contains(fault) ? "etcd" : "Redis")
+                        + ": not with --leases " + leases.setting());
+            }
+        }
+        return out;
     }
 
     /** Whether the run's Redis is a Cluster (3 primaries, 3 replicas) rather than a Sentinel group. */
@@ -54,7 +82,8 @@ enum Fault {
                 out.add(Fault.valueOf(name.trim().toUpperCase(Locale.ROOT).replace('-', '_')));
             } catch (IllegalArgumentException e) {
                 throw new UsageException("unknown fault '" + name + "'; use pause, kill, redis-restart, flushall, failover, lagging-failover,"
-                        + " cluster-failover, db-kill, gateway, gateway-outage, gateway-restart, key-reuse, nats-restart, stalled-claim");
+                        + " cluster-failover, db-kill, gateway, gateway-outage, gateway-restart, key-reuse, nats-restart, stalled-claim,"
+                        + " etcd-leader-kill");
             }
         }
     }

@@ -1,5 +1,6 @@
 package dev.fenced.lab;
 
+import dev.fenced.embedded.EmbeddedEtcd;
 import dev.fenced.embedded.ReplicatedRedis;
 import io.lettuce.core.RedisClient;
 import java.sql.Connection;
@@ -27,12 +28,17 @@ import java.util.function.Supplier;
 final class FaultInjector {
     private static final long FIRST_FAULT_AFTER_MS = 500;
     private static final long FAILED_OVER_NODE_DOWN_MS = 5_000;
+    private static final long ETCD_MEMBER_DOWN_MS = 2_000;
     /** How long a node killed by a failover may stay down waiting for the Sentinel to promote the other. */
     private static final long PROMOTION_LIMIT_MS = 30_000;
 
     private final ChaosSettings settings;
     private final Random random;
     private final ReplicatedRedis redis;
+    private final EmbeddedEtcd etcd;
+    /** The etcd member the last leader kill stopped, and when it comes back. */
+    private int killedEtcdMember = -1;
+    private long restartEtcdAt;
     private final String dbUrl;
     private final ChaosGateway gateway;
     private final ChaosBroker broker;
@@ -53,11 +59,12 @@ final class FaultInjector {
     private ChaosWorkers.Slot stalled;
 
     /** @param say gets one line per fault that struck: when, which, on which worker, how long */
-    FaultInjector(ChaosSettings settings, ReplicatedRedis redis, String dbUrl, ChaosGateway gateway, ChaosBroker broker,
+    FaultInjector(ChaosSettings settings, ChaosLeaseStore leases, String dbUrl, ChaosGateway gateway, ChaosBroker broker,
                   Consumer<String> say) {
         this.settings = settings;
         this.random = new Random(settings.seed());
-        this.redis = redis;
+        this.redis = leases.redis;
+        this.etcd = leases.etcd;
         this.dbUrl = dbUrl;
         this.gateway = gateway;
         this.broker = broker;
@@ -79,6 +86,7 @@ final class FaultInjector {
     void tick(Supplier<List<ChaosWorkers.Slot>> targets) {
         failOverToTheLaggingReplica(false);
         restartStoppedNode(false);
+        restartKilledEtcdMember(false);
         if (System.currentTimeMillis() >= nextFaultAt) {
             strike(targets);
             nextFaultAt = System.currentTimeMillis() + 300 + random.nextInt(900);
@@ -89,6 +97,15 @@ final class FaultInjector {
     void stop() {
         failOverToTheLaggingReplica(true);
         restartStoppedNode(true);
+        restartKilledEtcdMember(true);
+    }
+
+    /** Brings back the etcd member a leader kill stopped, when its time is up or {@code now}. */
+    private void restartKilledEtcdMember(boolean now) {
+        if (killedEtcdMember >= 0 && (now || System.currentTimeMillis() >= restartEtcdAt)) {
+            etcd.restart(killedEtcdMember);
+            killedEtcdMember = -1;
+        }
     }
 
     /** How many times each fault struck. */
@@ -208,6 +225,14 @@ final class FaultInjector {
                 }
                 strikeRedis(fault, primary, replica);
                 struck(fault, "primary on port " + primary);
+            }
+            case ETCD_LEADER_KILL -> {
+                if (killedEtcdMember >= 0) {
+                    return; // one member down at a time: two would cost the cluster its quorum
+                }
+                killedEtcdMember = etcd.killLeader();
+                restartEtcdAt = System.currentTimeMillis() + ETCD_MEMBER_DOWN_MS;
+                struck(fault, "member " + killedEtcdMember + " (the leader) by SIGKILL; back after " + ETCD_MEMBER_DOWN_MS + " ms");
             }
             case DB_KILL -> {
                 terminateBackends();

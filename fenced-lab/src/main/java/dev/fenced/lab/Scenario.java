@@ -4,7 +4,7 @@ import dev.fenced.cli.EventLine;
 import dev.fenced.cli.UsageException;
 import dev.fenced.gateway.GatewayConfig;
 import dev.fenced.gateway.PaymentGateway;
-import dev.fenced.redis.LeaseSnapshot;
+import dev.fenced.LeaseView;
 import dev.fenced.settlement.Merchants;
 import dev.fenced.settlement.RefundSeeder;
 import dev.fenced.settlement.RefundSummary;
@@ -18,6 +18,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -94,11 +95,12 @@ final class Scenario {
             startMillis = System.currentTimeMillis();
             String resource = Merchants.resource(MERCHANT);
             servers.resetForNextRun(resource);
-            LeaseSnapshot before = servers.leases.inspect(resource);
-            if (before.counter() != null && before.counter() > 32) {
-                // Only a given Redis keeps a counter from an earlier run: embedded ones are new or reset.
-                throw new UsageException("the fence counter for " + resource + " is already at " + before.counter() + " on the Redis from "
-                        + servers.redisSource.origin() + "; the story needs a fresh one: " + servers.redisSource.freshAdvice());
+            LeaseView before = servers.lease(resource);
+            if (before.highestTokenIssued() > 32) {
+                // Only a given store keeps tokens from an earlier run: embedded ones are new or reset.
+                throw new UsageException("the tokens for " + resource + " are already at " + before.highestTokenIssued() + " in "
+                        + servers.backend.label() + " from " + servers.leaseSource.origin() + "; the story needs a fresh one: "
+                        + servers.leaseSource.freshAdvice());
             }
             try {
                 RefundSeeder.seed(servers.db, MERCHANT, story.refunds(), story.total(), "EUR");
@@ -106,8 +108,8 @@ final class Scenario {
                 throw new UsageException(e.getMessage() + " in the database from " + servers.dbSource.origin()
                         + "; the story needs a fresh one: " + servers.dbSource.freshAdvice());
             }
-            servers.leases.raiseCounter(resource, 32);
-            note("seeded " + MERCHANT + ": " + story.refunds() + " refunds, " + story.total() + " EUR; fence counter at 32", 0);
+            servers.tokensAbove(resource, 32);
+            note("seeded " + MERCHANT + ": " + story.refunds() + " refunds, " + story.total() + " EUR; tokens above 32", 0);
             return play(servers, resource, gateway);
         }
     }
@@ -115,8 +117,7 @@ final class Scenario {
     private DemoReport play(ScenarioServers servers, String resource, PaymentGateway gateway) {
         String stalled = story.stalledRefund();
         Duration ttl = scaled(mechanism.articleTtl());
-        Map<String, String> env = Map.of("FENCED_REDIS_URL", servers.redisUrl, "FENCED_DB_URL", servers.dbUrl,
-                "FENCED_GATEWAY_URL", gateway.url());
+        Map<String, String> env = workerEnvironment(servers, gateway);
         List<String> common = new ArrayList<>(List.of("lab-settle", "--merchant", MERCHANT, "--ttl", ttl.toMillis() + "ms", "--events"));
         common.addAll(mechanism.workerFlags());
         List<String> argsA = new ArrayList<>(common);
@@ -137,8 +138,8 @@ final class Scenario {
             a.writeLine("continue"); // read only when A runs again
 
             try (WorkerProcess b = WorkerProcess.start("B", argsB, env)) {
-                await(() -> servers.leases.inspect(resource).holder() == null, TIMEOUT, "A's lease to expire");
-                note("Redis expired A's lease " + resource, tokenA);
+                await(() -> !servers.lease(resource).held(), TIMEOUT, "A's lease to expire");
+                note(servers.backend.label() + " expired A's lease " + resource, tokenA);
                 WorkerProcess.sleep(scaled(Duration.ofSeconds(1)).toMillis());
                 note("the queue redelivers the job to worker B (process " + b.pid() + ")", 0);
                 b.writeLine("go");
@@ -166,8 +167,7 @@ final class Scenario {
         RefundSeeder.seed(servers.db, MERCHANT, story.refunds(), story.total(), "EUR");
         try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(scaled(Duration.ofMillis(20)))
                 .idempotency(mechanism.idempotency()).build())) {
-            Map<String, String> env = Map.of("FENCED_REDIS_URL", servers.redisUrl, "FENCED_DB_URL", servers.dbUrl,
-                    "FENCED_GATEWAY_URL", gateway.url());
+            Map<String, String> env = workerEnvironment(servers, gateway);
             List<String> args = new ArrayList<>(List.of("lab-settle", "--merchant", MERCHANT, "--events", "--name", "crashing",
                     "--ttl", scaled(mechanism.articleTtl()).toMillis() + "ms"));
             args.addAll(mechanism.workerFlags());
@@ -176,10 +176,17 @@ final class Scenario {
                 worker.signal("KILL");
                 long killedAt = System.nanoTime();
                 worker.awaitExit(Duration.ofSeconds(30));
-                await(() -> servers.leases.inspect(resource).holder() == null, Duration.ofMinutes(10), "the dead holder's lease to expire");
+                await(() -> !servers.lease(resource).held(), Duration.ofMinutes(10), "the dead holder's lease to expire");
                 return articleSeconds((System.nanoTime() - killedAt) / 1_000_000, speed);
             }
         }
+    }
+
+    private static Map<String, String> workerEnvironment(ScenarioServers servers, PaymentGateway gateway) {
+        Map<String, String> env = new HashMap<>(servers.leaseEnvironment());
+        env.put("FENCED_DB_URL", servers.dbUrl);
+        env.put("FENCED_GATEWAY_URL", gateway.url());
+        return Map.copyOf(env);
     }
 
     /** Real milliseconds at this speed, in article seconds to one decimal. */

@@ -2,6 +2,7 @@ package dev.fenced.lab;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.fenced.cli.LeaseBackend;
 import dev.fenced.cli.Progress;
 import dev.fenced.redis.TokenIssuer;
 import java.io.ByteArrayOutputStream;
@@ -12,7 +13,10 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import dev.fenced.testing.servers.TestEtcd;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The short form of {@code fenced chaos} that CI runs: fleet worker processes fed by JetStream
@@ -36,8 +40,18 @@ class ChaosTest {
     /** The run, its progress lines (every 2 s, as without a terminal) written to {@code progress}. */
     private static ChaosReport run(long seed, boolean fencing, TokenIssuer tokens, EnumSet<Fault> faults, ByteArrayOutputStream progress)
             throws Exception {
-        ChaosSettings settings = new ChaosSettings(6, 120, 3, 3, 1, Duration.ofMillis(80), Duration.ofSeconds(20),
-                Duration.ofSeconds(1), seed, faults, fencing, tokens, null, System.getenv("FENCED_NATS_URL"));
+        return run(new ChaosSettings(6, 120, 3, 3, 1, Duration.ofMillis(80), Duration.ofSeconds(20),
+                Duration.ofSeconds(1), seed, faults, fencing, tokens, null, System.getenv("FENCED_NATS_URL"), LeaseBackend.REDIS), progress);
+    }
+
+    /** 4 merchants x 80 refunds, 3 workers of 3 jobs, 10 s of faults, the leases in {@code leases}. */
+    private static ChaosReport run(long seed, boolean fencing, LeaseBackend leases, EnumSet<Fault> faults) throws Exception {
+        return run(new ChaosSettings(4, 80, 3, 3, 1, Duration.ofMillis(80), Duration.ofSeconds(10),
+                Duration.ofSeconds(1), seed, faults, fencing, TokenIssuer.REDIS, null, System.getenv("FENCED_NATS_URL"), leases),
+                new ByteArrayOutputStream());
+    }
+
+    private static ChaosReport run(ChaosSettings settings, ByteArrayOutputStream progress) throws Exception {
         try (Progress lines = Progress.lines("chaos", ChaosHarness.refundsToSettle(settings), "refunds settled", Duration.ofSeconds(2),
                 new PrintStream(progress, true, StandardCharsets.UTF_8))) {
             return new ChaosHarness(settings, null, lines).run();
@@ -131,6 +145,46 @@ class ChaosTest {
         }
         assertThat(report.checks().get("grants of a token the merchant was granted before")).as(report.table()).isPositive();
         assertThat(report.violations()).isPositive();
+    }
+
+    /** The faults that fit each store besides pauses and kills: its own (the database's connections, etcd's leader). */
+    private static EnumSet<Fault> faultsOf(LeaseBackend leases) {
+        return leases == LeaseBackend.ETCD ? EnumSet.of(Fault.PAUSE, Fault.KILL, Fault.ETCD_LEADER_KILL)
+                : EnumSet.of(Fault.PAUSE, Fault.KILL, Fault.DB_KILL);
+    }
+
+    /** Leases in the database and in a three-member etcd: three seeds each of their faults, no violation, the store's own fault struck. */
+    @ParameterizedTest
+    @EnumSource(value = LeaseBackend.class, names = {"DATABASE", "ETCD"})
+    void onTheOtherLeaseStoresThreeSeedsOfTheirFaultsBreakNothing(LeaseBackend leases) throws Exception {
+        if (leases == LeaseBackend.ETCD) {
+            TestEtcd.requireBinary();
+        }
+        Fault own = leases == LeaseBackend.ETCD ? Fault.ETCD_LEADER_KILL : Fault.DB_KILL;
+        for (long seed = SEED; seed < SEED + 3; seed++) {
+            ChaosReport report = run(seed, true, leases, faultsOf(leases));
+            assertThat(report.tokens()).startsWith(leases.setting());
+            assertThat(report.faults().get(own.label()).count()).as("seed %d%n%s", seed, report.table()).isPositive();
+            long s = seed;
+            report.checks().forEach((check, count) -> assertThat(count).as("seed %d, %s%n%s", s, check, report.table()).isZero());
+        }
+    }
+
+    /** The negative control on each of those stores: the same faults with fencing off must show the damage on one of three seeds. */
+    @ParameterizedTest
+    @EnumSource(value = LeaseBackend.class, names = {"DATABASE", "ETCD"})
+    void negativeControl_onTheOtherLeaseStoresWithoutTheFenceWritesAreAccepted(LeaseBackend leases) throws Exception {
+        if (leases == LeaseBackend.ETCD) {
+            TestEtcd.requireBinary();
+        }
+        ChaosReport report = null;
+        for (long seed = SEED; seed < SEED + 3; seed++) {
+            report = run(seed, false, leases, EnumSet.of(Fault.PAUSE));
+            if (report.violations() > 0) {
+                break;
+            }
+        }
+        assertThat(report.violations()).as(report.table()).isPositive();
     }
 
     @Test

@@ -33,11 +33,12 @@ class LabInputTest {
         assertThat(run.stderr()).contains("demo", "compare", "chaos", "settle").doesNotContain("lab-settle", "lab-worker");
     }
 
-    /** demo takes a Redis URL but none of the operator's TLS or --tokens options, which its story ignores; compare takes no server. */
+    /** demo takes a lease store's URL but none of the operator's TLS or --tokens options, which its story ignores; compare takes no server. */
     @Test
     void eachLabCommandListsOnlyTheConnectionOptionsItUses() {
         Map<String, Set<String>> uses = new HashMap<>(UsageOptionsTest.OPERATOR_COMMANDS);
-        uses.putAll(Map.of("demo", Set.of("--redis-url", "--db-url"), "compare", Set.of(), "chaos", Set.of("--tokens", "--nats-url"),
+        uses.putAll(Map.of("demo", Set.of("--leases", "--redis-url", "--etcd-url", "--db-url"), "compare", Set.of(),
+                "chaos", Set.of("--leases", "--tokens", "--nats-url"),
                 "lab-settle", uses.get("settle"), "lab-worker", uses.get("worker")));
         assertThat(UsageOptionsTest.checkEveryCommand(uses)).contains("demo", "compare", "chaos", "lab-settle", "lab-worker");
     }
