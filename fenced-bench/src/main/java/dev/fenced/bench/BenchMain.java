@@ -40,8 +40,8 @@ public final class BenchMain {
                 progressEvery = Duration.ofMillis(Long.parseLong(args[i + 1]));
             }
         }
-        if (only != null && !List.of("lease", "cluster", "writes", "transactions", "tokens", "settlement", "fleet", "memory").contains(only)) {
-            System.err.println("benchmarks: --only takes lease, cluster, writes, transactions, tokens, settlement, fleet or memory, got " + only);
+        if (only != null && !List.of("lease", "cluster", "stores", "writes", "transactions", "tokens", "settlement", "fleet", "memory").contains(only)) {
+            System.err.println("benchmarks: --only takes lease, cluster, stores, writes, transactions, tokens, settlement, fleet or memory, got " + only);
             System.exit(2);
         }
         EmbeddedRedis redis = null;
@@ -87,12 +87,17 @@ public final class BenchMain {
             String redis1 = redisUrl;
             String pg = pgUrl;
             String natsAt = natsUrl;
+            String mariadbAt = mariadbUrl;
             Map<String, Section> sections = new LinkedHashMap<>();
             if (only == null || only.equals("lease")) {
                 sections.put("lease", () -> PairedLeases.run(redis1, quick) + leases(quick, 1) + leases(quick, 8));
             }
             if (only == null || only.equals("lease") || only.equals("cluster")) {
                 sections.put("cluster", () -> PairedLeases.runOnCluster(quick));
+            }
+            if (only == null || only.equals("stores")) {
+                String etcdUrl = env("FENCED_ETCD_URL");
+                sections.put("stores", () -> PairedLeaseStores.run(redis1, pg, mariadbAt, etcdUrl, quick));
             }
             if (only == null || only.equals("writes")) {
                 sections.put("writes", () -> PairedWrites.run(databases, quick));

@@ -196,13 +196,21 @@ final class PairedLeases {
         return seconds;
     }
 
+    /** One acquire + token + release on the calling thread's resource. */
     @FunctionalInterface
-    private interface Side {
+    interface Side {
         void cycle(int thread);
     }
 
-    /** Interleaves the sides cycle by cycle (first to last, then last to first); the last side is the floor. */
     private static String measure(int threads, int rounds, List<String> names, List<Side> sides) throws InterruptedException {
+        return measure(threads, WARM_UP_ROUNDS, rounds, names, sides);
+    }
+
+    /**
+     * Interleaves the sides cycle by cycle (first to last, then last to first); the last side is the
+     * baseline the others are compared with. One table row per side.
+     */
+    static String measure(int threads, int warmUpRounds, int rounds, List<String> names, List<Side> sides) throws InterruptedException {
         int n = sides.size();
         int floorSide = n - 1;
         Side[] order = new Side[2 * n];
@@ -222,7 +230,7 @@ final class PairedLeases {
                 int thread = t;
                 runs.add(pool.submit(() -> {
                     start.await();
-                    for (int round = -WARM_UP_ROUNDS; round < rounds; round++) {
+                    for (int round = -warmUpRounds; round < rounds; round++) {
                         for (int i = 0; i < order.length; i++) {
                             long begin = System.nanoTime();
                             order[i].cycle(thread);
