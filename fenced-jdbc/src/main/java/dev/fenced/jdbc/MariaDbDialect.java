@@ -53,6 +53,7 @@ public final class MariaDbDialect implements JdbcDialect {
     @Override
     public void raiseSequenceAbove(Connection connection, String sequence, long floor) throws SQLException {
         try (java.sql.PreparedStatement s = connection.prepareStatement("SELECT SETVAL(" + sequence + ", ?)")) {
+            s.setQueryTimeout(PostgresDialect.RAISE_WAIT_SECONDS);
             s.setLong(1, floor);
             s.executeQuery().close();
         }

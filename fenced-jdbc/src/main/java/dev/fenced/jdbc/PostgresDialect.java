@@ -35,17 +35,36 @@ public final class PostgresDialect implements JdbcDialect {
      * PostgreSQL's setval lowers as readily as it raises, and a sequence cannot be locked against
      * nextval: draw one value first, and only when it is below the floor set the sequence far
      * above it ({@link #RAISE_HEADROOM}), so that values others drew between the two calls, which
-     * follow the one drawn here, stay below the new start.
+     * follow the one drawn here, stay below the new start. Two raises at once are serialized by an
+     * advisory lock on the sequence's name, so that one with a lower floor, drawing before the
+     * other's setval and setting after it, cannot lower what the other set; each statement waits
+     * {@value #RAISE_WAIT_SECONDS} s at most.
      */
     @Override
     public void raiseSequenceAbove(Connection connection, String sequence, long floor) throws SQLException {
+        String lockKey = "fenced:raise:" + sequence;
+        try (java.sql.PreparedStatement lock = connection.prepareStatement("SELECT pg_advisory_lock(hashtext(?))")) {
+            lock.setQueryTimeout(RAISE_WAIT_SECONDS);
+            lock.setString(1, lockKey);
+            lock.executeQuery().close();
+        }
         try (java.sql.PreparedStatement s = connection.prepareStatement(
                 "SELECT CASE WHEN nextval('" + sequence + "') <= ? THEN setval('" + sequence + "', ?) ELSE 0 END")) {
+            s.setQueryTimeout(RAISE_WAIT_SECONDS);
             s.setLong(1, floor);
             s.setLong(2, Math.addExact(floor, RAISE_HEADROOM));
             s.executeQuery().close();
+        } finally {
+            try (java.sql.PreparedStatement unlock = connection.prepareStatement("SELECT pg_advisory_unlock(hashtext(?))")) {
+                unlock.setQueryTimeout(RAISE_WAIT_SECONDS);
+                unlock.setString(1, lockKey);
+                unlock.executeQuery().close();
+            }
         }
     }
+
+    /** The bound on each statement of a raise: it waits only for another raise of the same sequence, which takes milliseconds. */
+    static final int RAISE_WAIT_SECONDS = 10;
 
     /** How far above the floor a raised sequence starts: more values than anyone draws between two calls of one statement. */
     static final long RAISE_HEADROOM = 1_000_000;
