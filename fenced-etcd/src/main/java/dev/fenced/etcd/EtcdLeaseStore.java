@@ -5,6 +5,7 @@ import dev.fenced.FencedObserver.AcquireOutcome;
 import dev.fenced.Lease;
 import dev.fenced.LeaseArguments;
 import dev.fenced.LeaseStore;
+import dev.fenced.StoreUnavailableException;
 import dev.fenced.LeaseView;
 import dev.fenced.LogKeys;
 import dev.fenced.internal.Durations;
@@ -180,7 +181,13 @@ public final class EtcdLeaseStore implements LeaseStore, AutoCloseable {
                 return Optional.empty();
             }
             long revision = txn.getHeader().getRevision(); // the put's: the one write of the transaction
-            long token = offsetIn(txn.getGetResponses().get(0)) + revision;
+            long token;
+            try {
+                token = offsetIn(txn.getGetResponses().get(0)) + revision;
+            } catch (RuntimeException e) {
+                revokeQuietly(grant.getID()); // an offset key nobody can read: let go of the key now, not after its TTL
+                throw e;
+            }
             highestSeen.merge(resource, token, Math::max);
             observer.acquired(resource, AcquireOutcome.GRANTED, token, took(started));
             return Optional.of(new EtcdLease(this, resource, token, revision, ownerId, grant.getID(), seconds, grant.getTTL()));
@@ -199,12 +206,19 @@ public final class EtcdLeaseStore implements LeaseStore, AutoCloseable {
      * the put's, so its token is above the fence (just above it when nothing else wrote between),
      * and tokens stay strictly increasing.
      */
+    /** How many times a raise of the offset reads again after losing to another raise before it gives up. */
+    private static final int MAX_OFFSET_RAISES = 100;
+
     @Override
     public void observeStoredFence(String resource, long storedFence) {
         LeaseArguments.requireValidResource(resource);
         String who = "observeStoredFence(" + resource + ", " + storedFence + ")";
         ByteSequence key = bytes(offsetKey(resource));
-        while (true) {
+        for (int attempt = 1; ; attempt++) {
+            if (attempt > MAX_OFFSET_RAISES) {
+                throw new StoreUnavailableException(who + " lost the compare-and-put of the offset " + MAX_OFFSET_RAISES
+                        + " times to other raises; nothing lowered, try again", null);
+            }
             GetResponse read = calls.await(client.getKVClient().get(key), who, "a read of the offset");
             long offset = read.getKvs().isEmpty() ? 0 : offsetIn(read);
             long revision = read.getHeader().getRevision();
