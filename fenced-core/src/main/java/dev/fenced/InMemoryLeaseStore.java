@@ -66,10 +66,11 @@ public final class InMemoryLeaseStore implements LeaseStore {
     @Override
     public synchronized LeaseView view(String resource) {
         LeaseArguments.requireValidResource(resource);
-        Holder holder = live(resource);
-        return new LeaseView(resource, holder == null ? null : holder.ownerId(),
-                holder == null ? Duration.ZERO : Duration.ofMillis(holder.expiresAtMillis() - clock.millis()),
-                counters.getOrDefault(resource, 0L));
+        long now = clock.millis(); // once: a clock read twice could put the second past the expiry
+        Holder holder = holders.get(resource);
+        boolean live = holder != null && holder.expiresAtMillis() > now;
+        return new LeaseView(resource, live ? holder.ownerId() : null,
+                live ? Duration.ofMillis(holder.expiresAtMillis() - now) : Duration.ZERO, counters.getOrDefault(resource, 0L));
     }
 
     private Holder live(String resource) {
