@@ -16,6 +16,7 @@ import dev.fenced.redis.RedisLeaseStore;
 import dev.fenced.redis.RedisTls;
 import dev.fenced.redis.TokenIssuer;
 import dev.fenced.settlement.DeploymentLeaseStore;
+import dev.fenced.settlement.LeaseStoreMismatchException;
 import dev.fenced.settlement.RefundSchema;
 import dev.fenced.settlement.Merchants;
 import dev.fenced.settlement.SettlementWorker;
@@ -113,13 +114,27 @@ public final class Connections {
 
     /**
      * Opens the store {@code --leases} names, after checking that it is this deployment's recorded
-     * choice (recording it when none is).
+     * choice (recording it when none is); the store checks it again before every acquisition, so a
+     * switch stops this process at its next lease.
      *
-     * @throws dev.fenced.settlement.LeaseStoreMismatchException when the deployment records another store
+     * @throws LeaseStoreMismatchException when the deployment records another store
      */
     public OpenLeases openLeases(HikariDataSource database, String ownerLabel, FencedObserver observer) {
-        DeploymentLeaseStore.requireSame(database, backend().setting());
-        return openLeasesUnchecked(database, ownerLabel, observer);
+        String setting = backend().setting();
+        DeploymentLeaseStore.requireSame(database, setting);
+        OpenLeases opened = openLeasesUnchecked(database, ownerLabel, observer);
+        return opened.checkedBy(store -> DeploymentLeaseStore.checking(store, database, setting));
+    }
+
+    /** The refusal in the command line's words: the options and the command that switches. */
+    static String describe(LeaseStoreMismatchException mismatch) {
+        return DeploymentLeaseStore.switchingTo(mismatch.recorded())
+                .map(to -> "a switch of this deployment's leases to " + to + " is under way; this process (--leases " + mismatch.requested()
+                        + ") took no lease. Finish it with 'fenced migrate --leases " + to + "', then use --leases " + to)
+                .orElse("this deployment's leases are in " + mismatch.recorded() + " (recorded in the database), this process was started"
+                        + " with --leases " + mismatch.requested() + "; leases in two stores do not keep each other's holders out, so it took"
+                        + " no lease. Use --leases " + mismatch.recorded() + ", or stop every worker and run 'fenced migrate --leases "
+                        + mismatch.requested() + "'");
     }
 
     /** Opens the store {@code --leases} names without the deployment's check: for commands that only read, and for a switch. */
@@ -127,27 +142,22 @@ public final class Connections {
         return switch (backend()) {
             case REDIS -> {
                 RedisLeaseStore redis = leases(database, ownerLabel, observer);
-                yield new OpenLeases(LeaseBackend.REDIS, redis, redis::close);
+                yield new OpenLeases(redis, redis::close);
             }
             case DATABASE -> {
                 JdbcLeaseStore.Builder builder = JdbcLeaseStore.builder(database).observer(observer);
                 if (ownerLabel != null) {
                     builder.ownerLabel(ownerLabel);
                 }
-                yield new OpenLeases(LeaseBackend.DATABASE, builder.build(), () -> { }); // the pool is the caller's
+                yield new OpenLeases(builder.build(), () -> { }); // the pool is the caller's
             }
             case ETCD -> {
-                EtcdLeaseStore.Builder builder = EtcdLeaseStore.builder(requireEtcdUrl()).observer(observer);
+                EtcdLeaseStore.Builder builder = etcdBuilder().observer(observer);
                 if (ownerLabel != null) {
                     builder.ownerLabel(ownerLabel);
                 }
-                EtcdLeaseStore etcd;
-                try {
-                    etcd = builder.build();
-                } catch (IllegalArgumentException e) {
-                    throw new UsageException("--etcd-url: " + e.getMessage());
-                }
-                yield new OpenLeases(LeaseBackend.ETCD, etcd, etcd::close);
+                EtcdLeaseStore etcd = builder.build();
+                yield new OpenLeases(etcd, etcd::close);
             }
         };
     }
@@ -164,8 +174,17 @@ public final class Connections {
         }
         switch (backend) {
             case REDIS -> requireRedisUrl();
-            case ETCD -> requireEtcdUrl();
+            case ETCD -> etcdBuilder(); // the URL parsed now; nothing connects until the first call
             case DATABASE -> { } // the --db-url every such command requires
+        }
+    }
+
+    /** A builder on {@code --etcd-url}; a missing or malformed URL is a usage error naming the option. */
+    private EtcdLeaseStore.Builder etcdBuilder() {
+        try {
+            return EtcdLeaseStore.builder(requireEtcdUrl());
+        } catch (IllegalArgumentException e) {
+            throw new UsageException("--etcd-url: " + e.getMessage());
         }
     }
 

@@ -51,6 +51,9 @@ final class DoctorCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         FencedTable fenced = table == null ? RefundSchema.table() : ownTable();
         String dbUrl = databaseOptions.requireUrl();
+        if (leaseStoreGiven()) {
+            connections.requireLeaseSettings(); // before anything connects
+        }
         List<SchemaCheck.Problem> problems = new ArrayList<>();
         try (HikariDataSource db = Connections.readOnlyDatabase(dbUrl, 1); Connection connection = db.getConnection()) {
             if (table == null) {

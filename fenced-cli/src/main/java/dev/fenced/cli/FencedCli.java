@@ -112,10 +112,7 @@ public final class FencedCli implements Callable<Integer> {
                 return TOKEN_ISSUER_MISMATCH;
             }
             if (e instanceof LeaseStoreMismatchException mismatch) {
-                System.err.println(prefix(commandLine) + "this deployment's leases are in " + mismatch.recorded() + " (recorded in the"
-                        + " database), this process was started with --leases " + mismatch.requested() + "; leases in two stores do not"
-                        + " keep each other's holders out, so it took no lease. Use --leases " + mismatch.recorded() + ", or stop every"
-                        + " worker and run 'fenced migrate --leases " + mismatch.requested() + "'");
+                System.err.println(prefix(commandLine) + Connections.describe(mismatch));
                 return LEASE_STORE_MISMATCH;
             }
             java.util.Optional<DatabaseWaitException> wait = DatabaseWaitException.in(e);

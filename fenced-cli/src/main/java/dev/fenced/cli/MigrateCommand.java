@@ -79,16 +79,27 @@ final class MigrateCommand implements Callable<Integer> {
         return options;
     }
 
-    /** Raises the new store's tokens above every merchant's highest stored fence, then records the store. */
+    /**
+     * Switches in three steps: the record first says a switch is under way, so that from then on
+     * every worker, of either store, takes no new lease; then the new store's tokens are raised
+     * {@value #SWITCH_MARGIN} above every merchant's highest stored fence; then the new store is
+     * recorded. The margin is for tokens the old store handed to holders still finishing a run,
+     * which no row shows yet, and for fences in tables the refund rows do not show (the journal's
+     * guard). A switch that fails half-way leaves the record saying so: run it again.
+     */
     private static void switchLeases(String dbUrl, Connections options) {
         int merchants = 0;
+        String setting = options.backend().setting();
         try (HikariDataSource db = Connections.database(dbUrl, 2);
              OpenLeases leases = options.openLeasesUnchecked(db, "migrate", dev.fenced.FencedObserver.NONE)) {
+            DeploymentLeaseStore.beginSwitch(db, setting);
             for (int offset = 0; ; offset += PAGE) {
                 List<RefundSummary> page = RefundSummary.page(db, offset, PAGE);
                 for (RefundSummary summary : page) {
                     if (summary.highestFence() > 0) {
-                        leases.store().observeStoredFence(Merchants.resource(summary.merchant()), summary.highestFence());
+                        String resource = Merchants.resource(summary.merchant());
+                        long above = Math.addExact(summary.highestFence(), SWITCH_MARGIN);
+                        raise(leases, resource, above);
                     }
                 }
                 merchants += page.size();
@@ -96,13 +107,28 @@ final class MigrateCommand implements Callable<Integer> {
                     break;
                 }
             }
-            DeploymentLeaseStore.switchTo(db, options.backend().setting());
+            DeploymentLeaseStore.switchTo(db, setting);
         }
         System.out.println("leases: " + options.backend().label() + " for this deployment from now on; its tokens raised above the"
                 + " stored fences of " + merchants + (merchants == 1 ? " merchant" : " merchants"));
     }
 
+    /** Redis's counter may be missing, which a raise of a stored fence would leave to the next reseed: create it above. */
+    private static void raise(OpenLeases leases, String resource, long above) {
+        if (leases.redis().isPresent()) {
+            try {
+                leases.redis().get().raiseCounter(resource, above);
+                return;
+            } catch (dev.fenced.CounterLostException lost) {
+                // lost after tokens were issued: the next acquisition reseeds it from the fence floor, raised below
+            }
+        }
+        leases.store().observeStoredFence(resource, above);
+    }
+
     private static final int PAGE = 500;
+    /** How far above a merchant's highest stored fence a switch puts the new store's tokens. */
+    static final long SWITCH_MARGIN = 1_000_000;
 
     /**
      * Fails with one line naming the missing refund table and this command, for the commands that

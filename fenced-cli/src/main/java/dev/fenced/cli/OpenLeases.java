@@ -11,27 +11,35 @@ import java.util.Optional;
  * the store's own connections, never the database pool it was given.
  */
 public final class OpenLeases implements AutoCloseable {
-    private final LeaseBackend backend;
+    /** The store as built, for what only it can show (Redis's counter and issuer). */
+    private final LeaseStore opened;
+    /** The store every lease is taken through: {@link #opened}, or it behind the deployment's check. */
     private final LeaseStore store;
     private final AutoCloseable closer;
 
-    OpenLeases(LeaseBackend backend, LeaseStore store, AutoCloseable closer) {
-        this.backend = backend;
+    OpenLeases(LeaseStore opened, AutoCloseable closer) {
+        this(opened, opened, closer);
+    }
+
+    private OpenLeases(LeaseStore opened, LeaseStore store, AutoCloseable closer) {
+        this.opened = opened;
         this.store = store;
         this.closer = closer;
     }
 
-    public LeaseBackend backend() {
-        return backend;
-    }
-
+    /** The store to take leases from. */
     public LeaseStore store() {
         return store;
     }
 
+    /** The same store with every lease taken through {@code wrapper}'s; closing closes the same. */
+    OpenLeases checkedBy(java.util.function.UnaryOperator<LeaseStore> wrapper) {
+        return new OpenLeases(opened, wrapper.apply(opened), closer);
+    }
+
     /** The Redis store, when the leases are in Redis: its counter and issuer records are Redis's own. */
     public Optional<RedisLeaseStore> redis() {
-        return store instanceof RedisLeaseStore redis ? Optional.of(redis) : Optional.empty();
+        return opened instanceof RedisLeaseStore redis ? Optional.of(redis) : Optional.empty();
     }
 
     /**
@@ -39,10 +47,10 @@ public final class OpenLeases implements AutoCloseable {
      * store's view with its highest token as the counter and no issuer recorded (it issues its own).
      */
     public LeaseSnapshot snapshot(String resource) {
-        if (store instanceof RedisLeaseStore redis) {
+        if (opened instanceof RedisLeaseStore redis) {
             return redis.inspect(resource);
         }
-        LeaseView view = store.view(resource);
+        LeaseView view = opened.view(resource);
         return new LeaseSnapshot(resource, view.holder(), view.timeLeft(),
                 view.highestTokenIssued() == 0 ? null : view.highestTokenIssued());
     }

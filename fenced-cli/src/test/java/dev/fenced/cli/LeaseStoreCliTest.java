@@ -133,6 +133,11 @@ class LeaseStoreCliTest {
                 TestDatabases.postgresUrl(), "--gateway-url", "http://127.0.0.1:1");
         assertThat(noEtcd.exit()).isEqualTo(FencedCli.USAGE);
         assertThat(noEtcd.stderr()).contains("needs --etcd-url or the environment variable FENCED_ETCD_URL");
+        CliRun badEtcd = CliRun.of("settle", "--merchant", "m_1", "--leases", "etcd", "--etcd-url", "ftp://u:hunter2@etcd:2379", "--db-url",
+                "jdbc:postgresql://127.0.0.1:1/x", "--gateway-url", "http://127.0.0.1:1");
+        assertThat(badEtcd.exit()).as("found before the unreachable database: " + badEtcd.both()).isEqualTo(FencedCli.USAGE);
+        assertThat(badEtcd.oneLineError()).as(badEtcd.stderr()).isTrue();
+        assertThat(badEtcd.stderr()).contains("--etcd-url:").doesNotContain("hunter2");
     }
 
     private static Map<String, Long> states(String db, String merchant) throws Exception {

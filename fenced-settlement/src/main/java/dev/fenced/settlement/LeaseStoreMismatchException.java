@@ -12,13 +12,17 @@ public final class LeaseStoreMismatchException extends FencedException {
     private final String requested;
 
     public LeaseStoreMismatchException(String recorded, String requested) {
-        super("this deployment's leases are in " + recorded + " (recorded in the database), this process was started with "
-                + requested + "; leases in two stores do not keep each other's holders out, so it took no lease. Use "
-                + recorded + ", or stop every worker and switch the deployment to " + requested);
+        super(DeploymentLeaseStore.switchingTo(recorded)
+                .map(to -> "a switch of this deployment's leases to " + to + " is under way (recorded in the database); this process,"
+                        + " started with " + requested + ", took no lease. Finish the switch, then use " + to)
+                .orElse("this deployment's leases are in " + recorded + " (recorded in the database), this process was started with "
+                        + requested + "; leases in two stores do not keep each other's holders out, so it took no lease. Use "
+                        + recorded + ", or stop every worker and switch the deployment to " + requested));
         this.recorded = recorded;
         this.requested = requested;
     }
 
+    /** What the deployment's record holds: a store, or a switch under way ({@link DeploymentLeaseStore#switchingTo}). */
     public String recorded() {
         return recorded;
     }

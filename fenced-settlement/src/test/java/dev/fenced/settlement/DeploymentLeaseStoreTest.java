@@ -6,7 +6,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.fenced.testing.servers.OwnDatabase;
 import dev.fenced.testing.servers.TestDatabases;
 import dev.fenced.testing.servers.UrlDataSource;
+import dev.fenced.InMemoryLeaseStore;
+import dev.fenced.LeaseStore;
 import java.math.BigDecimal;
+import java.time.Duration;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 
@@ -50,9 +53,19 @@ class DeploymentLeaseStoreTest {
                     assertThat(e.recorded()).isEqualTo("database");
                     assertThat(e.requested()).isEqualTo("redis");
                 });
+        LeaseStore checked = DeploymentLeaseStore.checking(new InMemoryLeaseStore(), db, "database");
+        assertThat(checked.tryAcquire("settle:m_1", Duration.ofSeconds(5))).as("the deployment's store").isPresent();
+
+        DeploymentLeaseStore.beginSwitch(db, "redis");
+        assertThatThrownBy(() -> checked.tryAcquire("settle:m_2", Duration.ofSeconds(5)))
+                .as("a worker already running on the old store takes no lease once a switch begins")
+                .isInstanceOf(LeaseStoreMismatchException.class).hasMessageContaining("switch of this deployment's leases to redis");
+        assertThatThrownBy(() -> DeploymentLeaseStore.requireSame(db, "redis")).as("nor one of the new store, before the switch ends")
+                .isInstanceOf(LeaseStoreMismatchException.class);
         DeploymentLeaseStore.switchTo(db, "redis");
         DeploymentLeaseStore.requireSame(db, "redis");
         assertThatThrownBy(() -> DeploymentLeaseStore.requireSame(db, "database")).isInstanceOf(LeaseStoreMismatchException.class);
+        assertThatThrownBy(() -> checked.tryAcquire("settle:m_3", Duration.ofSeconds(5))).isInstanceOf(LeaseStoreMismatchException.class);
         assertThatThrownBy(() -> DeploymentLeaseStore.requireSame(db, "Redis; DROP TABLE refund"))
                 .isInstanceOf(IllegalArgumentException.class);
     }
