@@ -6,11 +6,14 @@ import dev.fenced.Lease;
 import dev.fenced.LeaseStore;
 import dev.fenced.embedded.EmbeddedEtcd;
 import dev.fenced.etcd.EtcdLeaseStore;
+import dev.fenced.gateway.GatewayConfig;
+import dev.fenced.gateway.PaymentGateway;
 import dev.fenced.jdbc.FencedSchema;
 import dev.fenced.jdbc.JdbcLeaseStore;
 import dev.fenced.jdbc.JdbcSequenceTokenSource;
 import dev.fenced.redis.RedisLeaseStore;
 import dev.fenced.redis.TokenPolicy;
+import dev.fenced.settlement.RefundSchema;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -30,6 +33,7 @@ final class PairedLeaseStores {
     static String run(String redisUrl, String pgUrl, String mariadbUrl, String etcdUrl, boolean quick) throws InterruptedException {
         int rounds = quick ? 60 : 1_500;
         int warmUp = quick ? 60 : 500;
+        String settlement;
         StringBuilder out = new StringBuilder("## Choose a lease store: acquire + token + release on each, interleaved\n\n")
                 .append("| threads | store | cycles/s | time per cycle vs Redis | 95 % interval |\n")
                 .append("|---:|---|---:|---:|---:|\n");
@@ -73,6 +77,7 @@ final class PairedLeaseStores {
                 }
                 out.append(PairedLeases.measure(threads, warmUp, rounds, names, sides));
             }
+            settlement = settlementOnEachStore(pg, names, stores, quick);
         } finally {
             if (etcd != null) {
                 etcd.close();
@@ -81,12 +86,52 @@ final class PairedLeaseStores {
         return out.append("\nEach thread runs ").append(rounds).append(" rounds (after ").append(warmUp)
                 .append(" of warm-up) of one cycle on every store, first to last and back; each thread has its own resource per store, so")
                 .append(" no cycle waits for another holder. Redis: one Lettuce connection, tokens from its counter; Redis with epochs: the")
-                .append(" same with its epochs from PostgreSQL's sequence (read once per epoch); the database store: one statement on")
-                .append(" PostgreSQL (on MariaDB a short transaction) from a pool of 8, the lease and the token together; etcd: ")
+                .append(" same with its epochs from PostgreSQL's sequence (read once per epoch); the database store from a pool of 8: on")
+                .append(" PostgreSQL one statement for the lease and its token, and one to release; on MariaDB a NEXTVAL and a guarded")
+                .append(" UPDATE (or INSERT IGNORE), auto-committed, and one to release; etcd: ")
                 .append(etcd != null ? "an embedded single-member etcd" : withEtcd ? "the etcd at FENCED_ETCD_URL"
                         : "not measured (no etcd binary and no FENCED_ETCD_URL)")
-                .append(" on one jetcd client, a lease grant, a transaction and a revoke per cycle.")
-                .append(" The interval is the mean of the batch ratios ± 2 standard errors.\n\n").toString();
+                .append(" on one jetcd client: a read of the lease key, a lease grant and a transaction to acquire, a transaction and a")
+                .append(" revoke to release.")
+                .append(" The interval is the mean of the batch ratios ± 2 standard errors.\n\n").append(settlement).toString();
+    }
+
+    /**
+     * The settlement run of {@link SettlementThroughput} (1,200 refunds, 32 in flight, 25 ms gateway) under each store,
+     * the stores' order rotated each round; the median of three rounds (one in quick mode), against Redis's.
+     */
+    private static String settlementOnEachStore(HikariDataSource pg, List<String> names, List<LeaseStore> stores, boolean quick) {
+        int rounds = quick ? 1 : 3;
+        int concurrency = 32;
+        List<List<Double>> seconds = new ArrayList<>();
+        stores.forEach(store -> seconds.add(new ArrayList<>()));
+        try (HikariDataSource db = SettlementThroughput.pool(pg.getJdbcUrl(), concurrency);
+             PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(SettlementThroughput.LATENCY).build())) {
+            RefundSchema.migrate(db);
+            SettlementThroughput.settleOnce(db, gateway, stores.get(stores.size() - 1), concurrency); // warms the JIT up, untimed
+            for (int round = 0; round < rounds; round++) {
+                for (int i = 0; i < stores.size(); i++) {
+                    int side = (i + round) % stores.size();
+                    seconds.get(side).add(SettlementThroughput.settleOnce(db, gateway, stores.get(side), concurrency));
+                }
+            }
+        }
+        double redis = median(seconds.get(stores.size() - 1));
+        StringBuilder out = new StringBuilder("### The settlement run on each store: 1,200 refunds, 32 in flight, gateway latency 25 ms\n\n")
+                .append("| store | seconds | refunds/s | vs Redis |\n|---|---:|---:|---:|\n");
+        for (int side = 0; side < stores.size(); side++) {
+            double s = median(seconds.get(side));
+            out.append(String.format("| %s | %.2f | %,.0f | %.2fx |%n", names.get(side), s, 1200 / s, s / redis));
+        }
+        return out.append("\nThe refunds are in PostgreSQL whatever the store (the MariaDB store's leases are in MariaDB, its rows in")
+                .append(" PostgreSQL); ").append(rounds == 1 ? "one round" : "the median of " + rounds + " rounds")
+                .append(", the stores' order rotated each round, after one untimed run.\n\n").toString();
+    }
+
+    private static double median(List<Double> values) {
+        List<Double> sorted = new ArrayList<>(values);
+        java.util.Collections.sort(sorted);
+        return sorted.get(sorted.size() / 2);
     }
 
     private static HikariDataSource pool(String jdbcUrl) {

@@ -2,6 +2,7 @@ package dev.fenced.bench;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.fenced.LeaseStore;
 import dev.fenced.gateway.GatewayClient;
 import dev.fenced.gateway.GatewayConfig;
 import dev.fenced.gateway.PaymentGateway;
@@ -34,7 +35,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * where the commit rate is measured in the same run with the same number of connections.
  */
 final class SettlementThroughput {
-    private static final Duration LATENCY = Duration.ofMillis(25);
+    static final Duration LATENCY = Duration.ofMillis(25);
     private static final int REFUNDS = 1200;
 
     private SettlementThroughput() {
@@ -80,24 +81,29 @@ final class SettlementThroughput {
         try (HikariDataSource db = pool(pgUrl, concurrency);
              PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(LATENCY).build())) {
             RefundSchema.migrate(db);
-            String merchant = "bench_" + UUID.randomUUID().toString().substring(0, 8);
-            RefundSeeder.seed(db, merchant, merchant + "_r", REFUNDS, new BigDecimal("84300.00"), "EUR");
             try (RedisLeaseStore leases = RedisLeaseStore.builder(redisUrl)
                     .tokens(TokenPolicy.redisCounter(JdbcFenceFloor.of(db, RefundSchema.table(), Merchants::merchantOf))).build()) {
-                SettlementWorker worker = SettlementWorker.builder().leaseStore(leases).dataSource(db)
-                        .gateway(GatewayClient.of(gateway.url(), Duration.ofSeconds(10))).concurrency(concurrency).build();
-                long start = System.nanoTime();
-                SettlementOutcome outcome = worker.settle(merchant);
-                double seconds = (System.nanoTime() - start) / 1e9;
-                if (outcome.result() != SettlementOutcome.Result.COMPLETED || outcome.sent() != REFUNDS) {
-                    throw new IllegalStateException("settlement did not complete: " + outcome);
-                }
-                return seconds;
+                return settleOnce(db, gateway, leases, concurrency);
             }
         }
     }
 
-    private static HikariDataSource pool(String pgUrl, int concurrency) {
+    /** Seeds 1,200 refunds for a new merchant in {@code db} and settles them under {@code leases}; the seconds it took. */
+    static double settleOnce(HikariDataSource db, PaymentGateway gateway, LeaseStore leases, int concurrency) {
+        String merchant = "bench_" + UUID.randomUUID().toString().substring(0, 8);
+        RefundSeeder.seed(db, merchant, merchant + "_r", REFUNDS, new BigDecimal("84300.00"), "EUR");
+        SettlementWorker worker = SettlementWorker.builder().leaseStore(leases).dataSource(db)
+                .gateway(GatewayClient.of(gateway.url(), Duration.ofSeconds(10))).concurrency(concurrency).build();
+        long start = System.nanoTime();
+        SettlementOutcome outcome = worker.settle(merchant);
+        double seconds = (System.nanoTime() - start) / 1e9;
+        if (outcome.result() != SettlementOutcome.Result.COMPLETED || outcome.sent() != REFUNDS) {
+            throw new IllegalStateException("settlement did not complete: " + outcome);
+        }
+        return seconds;
+    }
+
+    static HikariDataSource pool(String pgUrl, int concurrency) {
         HikariConfig config = new HikariConfig();
         config.setJdbcUrl(pgUrl);
         config.setMaximumPoolSize(concurrency + 2);

@@ -248,8 +248,14 @@ final class ScenarioServers implements AutoCloseable {
 
     @Override
     public void close() {
-        leases.close();
-        db.close();
-        stopEmbedded();
+        try {
+            leases.close();
+        } finally {
+            try {
+                db.close();
+            } finally {
+                stopEmbedded();
+            }
+        }
     }
 }

@@ -7,11 +7,15 @@ import org.springframework.boot.actuate.health.AbstractHealthIndicator;
 import org.springframework.boot.actuate.health.Health;
 
 /**
- * Up when the lease store answers a PING, with the round trip; down with the store's error (which
- * names the server without its password). Says nothing about whether any lease is held, nor about
- * the database, which Spring's own indicator reports.
+ * Up when the lease store answers: a PING for Redis, a look at one resource's lease
+ * ({@link LeaseStore#view}) for the others, with the round trip; down with the store's error
+ * (which names the server without its password); unknown for a store that can show no lease. Says
+ * nothing about whether any lease is held, nor about the database, which Spring's own indicator
+ * reports.
  */
 public class FencedHealthIndicator extends AbstractHealthIndicator {
+    /** The resource the probe looks at; nobody takes a lease on it. */
+    static final String PROBE = "fenced:health-probe";
     private final LeaseStore store;
 
     public FencedHealthIndicator(LeaseStore store) {
@@ -25,8 +29,15 @@ public class FencedHealthIndicator extends AbstractHealthIndicator {
         if (store instanceof RedisLeaseStore redis) {
             Duration roundTrip = redis.ping();
             builder.up().withDetail("pingMillis", roundTrip.toNanos() / 1_000_000.0);
-        } else {
-            builder.unknown();
+            return;
         }
+        long start = System.nanoTime();
+        try {
+            store.view(PROBE);
+        } catch (UnsupportedOperationException cannotShow) {
+            builder.unknown();
+            return;
+        }
+        builder.up().withDetail("pingMillis", (System.nanoTime() - start) / 1_000_000.0);
     }
 }

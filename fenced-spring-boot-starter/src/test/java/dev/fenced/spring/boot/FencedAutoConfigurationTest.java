@@ -136,6 +136,8 @@ class FencedAutoConfigurationTest {
                     LeaseView view = context.getBean(LeaseStore.class).view(resource);
                     assertThat(view.held()).as("released after each run").isFalse();
                     assertThat(view.highestTokenIssued()).as("kept in fence_lease").isEqualTo(second);
+                    assertThat(new FencedHealthIndicator(context.getBean(LeaseStore.class)).health().getStatus())
+                            .as("the database answers the health probe").isEqualTo(Status.UP);
                 });
         runner.withPropertyValues("fenced.leases=postgres").run(context ->
                 assertThat(context).getFailure().hasStackTraceContaining("fenced.leases must be redis or database, got postgres"));
