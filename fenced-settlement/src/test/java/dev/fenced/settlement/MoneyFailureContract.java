@@ -20,6 +20,7 @@ import dev.fenced.redis.RedisLeaseStore;
 import dev.fenced.redis.TokenPolicy;
 import dev.fenced.settlement.Reconciliation.Kind;
 import dev.fenced.settlement.SettlementOutcome.Result;
+import dev.fenced.testing.servers.OwnDatabase;
 import dev.fenced.testing.servers.TestRedis;
 import java.math.BigDecimal;
 import java.sql.Connection;
@@ -191,7 +192,7 @@ abstract class MoneyFailureContract {
         String first = freshMerchant();
         String second = freshMerchant();
         String ids = "d_" + UUID.randomUUID().toString().substring(0, 6) + "_";
-        try (HikariDataSource otherDb = pool(secondDatabase());
+        try (OwnDatabase otherDeployment = OwnDatabase.on(jdbcUrl()); HikariDataSource otherDb = pool(otherDeployment.url());
              RedisLeaseStore otherLeases = RedisLeaseStore.builder(TestRedis.uri()).build();
              PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build())) {
             RefundSchema.migrate(otherDb);
@@ -286,11 +287,6 @@ abstract class MoneyFailureContract {
         } finally {
             runner.shutdownNow();
         }
-    }
-
-    /** A second database on the same server, standing for another deployment. */
-    private String secondDatabase() throws SQLException {
-        return database("fenced_deploy2");
     }
 
     /** A JDBC URL for database {@code name} on the same server, created when missing. */
