@@ -102,7 +102,7 @@ class DemoServersTest {
 
             assertThat(run.exit()).as(run.stdout() + run.stderr()).isEqualTo(FencedCli.USAGE);
             assertThat(run.stderr().strip().lines()).as(run.stderr()).hasSize(1);
-            assertThat(run.stderr()).contains("already at 40 on the Redis from FENCED_REDIS_URL")
+            assertThat(run.stderr()).contains("already at 40 in Redis from FENCED_REDIS_URL")
                     .contains("run it with --embedded, or unset FENCED_REDIS_URL").doesNotContain("--redis-url");
         }
     }
