@@ -52,6 +52,15 @@ public final class LeaseArguments {
         return ttl;
     }
 
+    /**
+     * A new owner id for one acquisition: a random UUID, after {@code label/} when a label is given
+     * (a worker's name, which status pages show). Only the id's holder can renew or release.
+     */
+    public static String newOwnerId(String label) {
+        String random = java.util.UUID.randomUUID().toString();
+        return label == null ? random : label + "/" + random;
+    }
+
     private static String printable(String s) {
         StringBuilder out = new StringBuilder();
         for (char c : s.toCharArray()) {

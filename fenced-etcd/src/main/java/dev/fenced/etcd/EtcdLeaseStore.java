@@ -31,7 +31,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -327,8 +326,7 @@ public final class EtcdLeaseStore implements LeaseStore, AutoCloseable {
     }
 
     private String newOwnerId() {
-        String random = UUID.randomUUID().toString();
-        return ownerLabel == null ? random : ownerLabel + "/" + random;
+        return LeaseArguments.newOwnerId(ownerLabel);
     }
 
     private static long offsetIn(GetResponse response) {

@@ -14,7 +14,6 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.UUID;
 import javax.sql.DataSource;
 
 /**
@@ -149,8 +148,7 @@ public final class JdbcLeaseStore implements LeaseStore {
     }
 
     private String newOwnerId() {
-        String random = UUID.randomUUID().toString();
-        return ownerLabel == null ? random : ownerLabel + "/" + random;
+        return LeaseArguments.newOwnerId(ownerLabel);
     }
 
     /** Work on one connection in auto-commit, with the statements of its dialect. */

@@ -2,12 +2,12 @@ package dev.fenced.redis;
 
 import dev.fenced.FencedObserver;
 import dev.fenced.Lease;
+import dev.fenced.LeaseArguments;
 import dev.fenced.LogKeys;
 import dev.fenced.TokenIssuerMismatchException;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.UUID;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.MDC;
@@ -46,8 +46,7 @@ final class PolicyContext {
 
     /** A new owner id: random, after the owner label when there is one. */
     String newOwnerId() {
-        String random = UUID.randomUUID().toString();
-        return ownerLabel == null ? random : ownerLabel + "/" + random;
+        return LeaseArguments.newOwnerId(ownerLabel);
     }
 
     /** The highest token this store has granted for the resource, 0 for none. */
