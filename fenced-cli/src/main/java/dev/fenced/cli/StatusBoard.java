@@ -5,8 +5,6 @@ import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import dev.fenced.StoreUnavailableException;
 import dev.fenced.fleet.JobQueueStatus;
 import dev.fenced.redis.LeaseSnapshot;
-import dev.fenced.redis.RedisLeaseStore;
-import dev.fenced.redis.TokenIssuer;
 import dev.fenced.settlement.Merchants;
 import dev.fenced.settlement.RefundSummary;
 import java.util.ArrayList;
