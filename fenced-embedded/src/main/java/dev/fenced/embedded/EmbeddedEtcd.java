@@ -4,11 +4,11 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.net.HttpURLConnection;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -30,6 +30,7 @@ import java.util.stream.Stream;
  */
 public final class EmbeddedEtcd implements AutoCloseable {
     private static final String BINARY = "etcd";
+    private static final String INSTALL = "install it (Debian: apt-get install etcd-server) or name a running one with FENCED_ETCD_URL";
     private static final long START_SECONDS = 20;
 
     private final Path root;
@@ -55,7 +56,7 @@ public final class EmbeddedEtcd implements AutoCloseable {
         if (size < 1) {
             throw new IllegalArgumentException("an etcd cluster has at least one member, not " + size);
         }
-        String binary = binary();
+        String binary = LocalProcesses.binary(BINARY, INSTALL);
         Path root;
         try {
             // etcd syncs its log on every write: on tmpfs a sync is free, and a test's thousands of grants take seconds, not a minute.
@@ -66,7 +67,8 @@ public final class EmbeddedEtcd implements AutoCloseable {
             throw new UncheckedIOException("could not prepare etcd's data directory", e);
         }
         List<Member> members = IntStream.range(0, size)
-                .mapToObj(i -> new Member("m" + i, freePort(), freePort(), size > 1 ? freePort() : 0, root.resolve("m" + i)))
+                .mapToObj(i -> new Member("m" + i, LocalProcesses.freePort(), LocalProcesses.freePort(),
+                        size > 1 ? LocalProcesses.freePort() : 0, root.resolve("m" + i)))
                 .collect(Collectors.toCollection(ArrayList::new));
         String initialCluster = members.stream().map(m -> m.name + "=" + m.advertisedPeerUrl()).collect(Collectors.joining(","));
         EmbeddedEtcd etcd = new EmbeddedEtcd(root, members);
@@ -94,7 +96,7 @@ public final class EmbeddedEtcd implements AutoCloseable {
     /** True when an {@code etcd} binary is on the PATH (or in the usual system folders). */
     public static boolean isAvailable() {
         try {
-            binary();
+            LocalProcesses.binary(BINARY, INSTALL);
             return true;
         } catch (IllegalStateException none) {
             return false;
@@ -137,13 +139,9 @@ public final class EmbeddedEtcd implements AutoCloseable {
 
     /** Waits until a running member says it leads, and returns it; fails after 15 s. */
     public int awaitLeader() {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
-        while (System.nanoTime() < deadline) {
-            int leader = leader();
-            if (leader >= 0) {
-                return leader;
-            }
-            pause();
+        int[] leader = {-1};
+        if (LocalProcesses.await(() -> (leader[0] = leader()) >= 0, Duration.ofSeconds(15))) {
+            return leader[0];
         }
         throw new IllegalStateException("no etcd member leads after 15 s; see the logs under " + root);
     }
@@ -210,7 +208,7 @@ public final class EmbeddedEtcd implements AutoCloseable {
         if (isRunning(member)) {
             throw new IllegalStateException("member " + member + " is running; kill it first");
         }
-        members.get(member).launch(binary());
+        members.get(member).launch(LocalProcesses.binary(BINARY, INSTALL));
         awaitHealthy(member);
     }
 
@@ -234,15 +232,14 @@ public final class EmbeddedEtcd implements AutoCloseable {
 
     private void awaitHealthy(int member) {
         Member m = members.get(member);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(START_SECONDS);
-        while (System.nanoTime() < deadline) {
+        boolean healthy = LocalProcesses.await(() -> {
             if (!m.process.isAlive()) {
                 throw new IllegalStateException("etcd member " + m.name + " exited with " + m.process.exitValue() + "; see " + m.log());
             }
-            if (m.get("/health").contains("\"health\":\"true\"")) {
-                return;
-            }
-            pause();
+            return m.get("/health").contains("\"health\":\"true\"");
+        }, Duration.ofSeconds(START_SECONDS));
+        if (healthy) {
+            return;
         }
         throw new IllegalStateException("etcd member " + m.name + " was not healthy within " + START_SECONDS + " s; see " + m.log());
     }
@@ -269,40 +266,6 @@ public final class EmbeddedEtcd implements AutoCloseable {
     @Override
     public String toString() {
         return "EmbeddedEtcd[" + endpoints() + "]";
-    }
-
-    private static String binary() {
-        for (String dir : System.getenv().getOrDefault("PATH", "/usr/bin").split(":")) {
-            Path candidate = Path.of(dir, BINARY);
-            if (Files.isExecutable(candidate)) {
-                return candidate.toString();
-            }
-        }
-        for (String dir : List.of("/usr/bin", "/usr/local/bin", "/usr/sbin")) {
-            Path candidate = Path.of(dir, BINARY);
-            if (Files.isExecutable(candidate)) {
-                return candidate.toString();
-            }
-        }
-        throw new IllegalStateException("no etcd on the PATH: install it (Debian: apt-get install etcd-server) or name a"
-                + " running one with FENCED_ETCD_URL");
-    }
-
-    private static int freePort() {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            return socket.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    private static void pause() {
-        try {
-            Thread.sleep(50);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted", e);
-        }
     }
 
     private static final class Member {

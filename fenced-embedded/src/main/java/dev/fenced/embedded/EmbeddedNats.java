@@ -2,12 +2,11 @@ package dev.fenced.embedded;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Comparator;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
@@ -17,6 +16,8 @@ import java.util.stream.Stream;
  * comes from the PATH (Debian's package {@code nats-server}); none is downloaded.
  */
 public final class EmbeddedNats implements AutoCloseable {
+    private static final String INSTALL = "install it (Debian: apt-get install nats-server) or name a running one with --nats-url /"
+            + " FENCED_NATS_URL";
     private final int port;
     private final Path storage;
     private Process process;
@@ -28,9 +29,9 @@ public final class EmbeddedNats implements AutoCloseable {
 
     /** Starts a server; an IllegalStateException that says what to install when there is no binary. */
     public static EmbeddedNats start() {
-        String binary = binary();
+        String binary = LocalProcesses.binary("nats-server", INSTALL);
         try {
-            EmbeddedNats nats = new EmbeddedNats(freePort(), Files.createTempDirectory("fenced-nats"));
+            EmbeddedNats nats = new EmbeddedNats(LocalProcesses.freePort(), Files.createTempDirectory("fenced-nats"));
             nats.launch(binary);
             return nats;
         } catch (IOException e) {
@@ -46,34 +47,17 @@ public final class EmbeddedNats implements AutoCloseable {
     /** Stops the server (SIGTERM, then SIGKILL) and starts it again on the same port and storage. */
     public void restart() {
         stopProcess();
-        launch(binary());
+        launch(LocalProcesses.binary("nats-server", INSTALL));
     }
 
     /** True when a {@code nats-server} binary is on the PATH (or in the usual system folders). */
     public static boolean isAvailable() {
         try {
-            binary();
+            LocalProcesses.binary("nats-server", INSTALL);
             return true;
         } catch (IllegalStateException none) {
             return false;
         }
-    }
-
-    private static String binary() {
-        for (String dir : System.getenv().getOrDefault("PATH", "/usr/bin:/usr/sbin").split(":")) {
-            Path candidate = Path.of(dir, "nats-server");
-            if (Files.isExecutable(candidate)) {
-                return candidate.toString();
-            }
-        }
-        for (String dir : List.of("/usr/sbin", "/usr/local/bin", "/usr/bin")) {
-            Path candidate = Path.of(dir, "nats-server");
-            if (Files.isExecutable(candidate)) {
-                return candidate.toString();
-            }
-        }
-        throw new IllegalStateException("no nats-server on the PATH: install it (Debian: apt-get install nats-server) or name a"
-                + " running one with --nats-url / FENCED_NATS_URL");
     }
 
     private void launch(String binary) {
@@ -83,16 +67,17 @@ public final class EmbeddedNats implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException("could not start nats-server", e);
         }
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
-        while (System.nanoTime() < deadline) {
+        if (LocalProcesses.await(() -> {
             if (!process.isAlive()) {
                 throw new IllegalStateException("nats-server exited with " + process.exitValue() + "; see " + storage.resolve("nats-server.log"));
             }
             try (Socket ignored = new Socket("127.0.0.1", port)) {
-                return;
+                return true;
             } catch (IOException notYet) {
-                sleep();
+                return false;
             }
+        }, Duration.ofSeconds(15))) {
+            return;
         }
         throw new IllegalStateException("nats-server did not listen on port " + port + " within 15 s");
     }
@@ -121,20 +106,4 @@ public final class EmbeddedNats implements AutoCloseable {
         }
     }
 
-    private static int freePort() {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            return socket.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    private static void sleep() {
-        try {
-            Thread.sleep(50);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted", e);
-        }
-    }
 }

@@ -57,14 +57,20 @@ public final class DeploymentLeaseStore {
     /**
      * {@code store} with the deployment's check before every acquisition: a worker whose deployment
      * was switched away from its store takes no new lease ({@link LeaseStoreMismatchException}).
-     * One read of one row per acquisition.
+     * One read of one row per acquisition, no write.
      */
     public static LeaseStore checking(LeaseStore store, DataSource db, String name) {
         requireName(name);
         return new LeaseStore() {
             @Override
             public Optional<Lease> tryAcquire(String resource, Duration ttl) {
-                requireSame(db, name);
+                // A read only, on every acquisition: the record was written when the store was opened.
+                String recorded = recorded(db).orElse(null);
+                if (recorded == null) {
+                    requireSame(db, name); // cleared by hand since: record it again, as a first process would
+                } else if (!recorded.equals(name)) {
+                    throw new LeaseStoreMismatchException(recorded, name);
+                }
                 return store.tryAcquire(resource, ttl);
             }
 
