@@ -8,7 +8,9 @@ import dev.fenced.redis.RedisLeaseStore;
 import dev.fenced.settlement.Merchants;
 import dev.fenced.testing.servers.TestDatabases;
 import java.io.IOException;
-import java.net.ServerSocket;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -50,45 +52,54 @@ class DemoServersTest {
         }
     }
 
-    /** A loopback port nothing listens on. */
-    private static int closedPort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            return socket.getLocalPort();
-        }
+    /**
+     * A loopback port that refuses connections, held until closed: bound but not listening, and
+     * without SO_REUSEADDR, so no embedded server started meanwhile can be given the same port (a
+     * port freed at once was once handed to the demo's own Redis, and the test saw its own port).
+     */
+    private static Socket closedPort() throws IOException {
+        Socket socket = new Socket();
+        socket.setReuseAddress(false);
+        socket.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+        return socket;
     }
 
     @Test
     void embeddedIgnoresTheEnvironmentAndEachServerIsNamed() throws Exception {
-        int closed = closedPort();
-        Run run = demo(Map.of("FENCED_REDIS_URL", "redis://127.0.0.1:" + closed, "FENCED_DB_URL",
-                "jdbc:postgresql://127.0.0.1:" + closed + "/nowhere?user=postgres"), "--embedded", "--speed", "100");
+        try (Socket held = closedPort()) {
+            int closed = held.getLocalPort();
+            Run run = demo(Map.of("FENCED_REDIS_URL", "redis://127.0.0.1:" + closed, "FENCED_DB_URL",
+                    "jdbc:postgresql://127.0.0.1:" + closed + "/nowhere?user=postgres"), "--embedded", "--speed", "100");
 
-        assertThat(run.exit()).as(run.stdout() + run.stderr()).isZero();
-        assertThat(run.stdout()).containsPattern("\n  Redis     embedded redis-server \\d+\\.\\d+\\.\\d+ on 127\\.0\\.0\\.1:\\d+\n")
-                .containsPattern("\n  database  embedded PostgreSQL \\d+\\.\\d+ on localhost:\\d+\n")
-                .containsPattern("\n  gateway   embedded simulated gateway on 127\\.0\\.0\\.1:\\d+\n")
-                .doesNotContain(":" + closed)
-                .contains("duplicates           0");
-        assertThat(run.stdout().indexOf("  gateway")).as("every server named before the story starts")
-                .isLessThan(run.stdout().indexOf("seeded m_4471"));
+            assertThat(run.exit()).as(run.stdout() + run.stderr()).isZero();
+            assertThat(run.stdout()).containsPattern("\n  Redis     embedded redis-server \\d+\\.\\d+\\.\\d+ on 127\\.0\\.0\\.1:\\d+\n")
+                    .containsPattern("\n  database  embedded PostgreSQL \\d+\\.\\d+ on localhost:\\d+\n")
+                    .containsPattern("\n  gateway   embedded simulated gateway on 127\\.0\\.0\\.1:\\d+\n")
+                    .doesNotContain(":" + closed)
+                    .contains("duplicates           0");
+            assertThat(run.stdout().indexOf("  gateway")).as("every server named before the story starts")
+                    .isLessThan(run.stdout().indexOf("seeded m_4471"));
+        }
     }
 
     @Test
     void givenServersAreNamedWithTheOptionOrVariableThatGaveThem() throws Exception {
-        int closed = closedPort();
-        Run run = demo(Map.of("FENCED_REDIS_URL", "redis://ops:hunter22@127.0.0.1:" + closed),
-                "--db-url", "jdbc:postgresql://127.0.0.1:" + closed + "/nowhere?user=postgres", "--speed", "100");
+        try (Socket held = closedPort()) {
+            int closed = held.getLocalPort();
+            Run run = demo(Map.of("FENCED_REDIS_URL", "redis://ops:hunter22@127.0.0.1:" + closed),
+                    "--db-url", "jdbc:postgresql://127.0.0.1:" + closed + "/nowhere?user=postgres", "--speed", "100");
 
-        assertThat(run.exit()).as(run.stdout() + run.stderr()).isEqualTo(FencedCli.RUNTIME_FAILURE);
-        assertThat(run.stdout()).contains("  Redis     redis://127.0.0.1:" + closed + ", from FENCED_REDIS_URL\n")
-                .contains("  database  jdbc:postgresql://127.0.0.1:" + closed + "/nowhere, from --db-url\n")
-                .doesNotContain("hunter22");
-        assertThat(run.stderr().strip().lines()).as(run.stderr()).hasSize(1);
+            assertThat(run.exit()).as(run.stdout() + run.stderr()).isEqualTo(FencedCli.RUNTIME_FAILURE);
+            assertThat(run.stdout()).contains("  Redis     redis://127.0.0.1:" + closed + ", from FENCED_REDIS_URL\n")
+                    .contains("  database  jdbc:postgresql://127.0.0.1:" + closed + "/nowhere, from --db-url\n")
+                    .doesNotContain("hunter22");
+            assertThat(run.stderr().strip().lines()).as(run.stderr()).hasSize(1);
 
-        Run both = demo(Map.of(), "--embedded", "--redis-url", "redis://127.0.0.1:" + closed);
-        assertThat(both.exit()).isEqualTo(FencedCli.USAGE);
-        assertThat(both.stderr()).contains("--embedded").contains("--redis-url");
-        assertThat(both.stdout()).isEmpty();
+            Run both = demo(Map.of(), "--embedded", "--redis-url", "redis://127.0.0.1:" + closed);
+            assertThat(both.exit()).isEqualTo(FencedCli.USAGE);
+            assertThat(both.stderr()).contains("--embedded").contains("--redis-url");
+            assertThat(both.stdout()).isEmpty();
+        }
     }
 
     /** A Redis that has run the story before: the refusal names the variable that chose it, and the way out. */
