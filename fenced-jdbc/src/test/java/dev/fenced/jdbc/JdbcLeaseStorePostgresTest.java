@@ -1,11 +1,18 @@
 package dev.fenced.jdbc;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.fenced.Lease;
 import dev.fenced.testing.servers.TestDatabases;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
 import java.util.List;
+import org.junit.jupiter.api.Test;
 
 /** {@link JdbcLeaseStore} on PostgreSQL: the lease store contract and the database's own cases. */
 class JdbcLeaseStorePostgresTest extends JdbcLeaseStoreContract {
@@ -55,6 +62,48 @@ class JdbcLeaseStorePostgresTest extends JdbcLeaseStoreContract {
     @Override
     protected String unreachableUrl(String password) {
         return "jdbc:postgresql://127.0.0.1:1/test?user=fenced&password=" + password + "&connectTimeout=2";
+    }
+
+    /**
+     * A release's commit does not wait for the WAL flush (lost in a crash, it leaves the lease to end
+     * by its TTL, with the same token), a grant's does; neither changes the pooled session. (The
+     * embedded server runs with synchronous_commit off throughout; the servers CI names keep it on.)
+     */
+    @Test
+    void onlyTheReleaseCommitsWithoutWaitingForTheDiskAndTheSessionKeepsItsDurability() throws SQLException {
+        LeaseSql statements = LeaseSql.of(PostgresDialect.INSTANCE, "fence_lease", JdbcSequenceTokenSource.DEFAULT_SEQUENCE, true,
+                Duration.ofSeconds(5));
+        String configured;
+        try (Connection c = pool.getConnection()) {
+            configured = synchronousCommit(c);
+            c.setAutoCommit(false);
+            try {
+                long token = statements.acquire(c, "durability:grant", "owner-a", 30_000);
+                assertThat(token).isPositive();
+                assertThat(synchronousCommit(c)).as("after the grant, in its transaction").isEqualTo(configured);
+                assertThat(statements.release(c, "durability:grant", "owner-a", token)).isTrue();
+                assertThat(synchronousCommit(c)).as("after the release, in its transaction").isEqualTo("off");
+            } finally {
+                c.rollback();
+                c.setAutoCommit(true);
+            }
+            assertThat(synchronousCommit(c)).as("once that transaction ended").isEqualTo(configured);
+        }
+        try (HikariDataSource one = pool(jdbcUrl(), 1, null)) {
+            JdbcLeaseStore store = JdbcLeaseStore.builder(one).build();
+            Lease lease = store.tryAcquire("durability:pooled", Duration.ofSeconds(30)).orElseThrow();
+            assertThat(lease.release()).isTrue();
+            try (Connection c = one.getConnection()) {
+                assertThat(synchronousCommit(c)).as("the pool's one session after the store released on it").isEqualTo(configured);
+            }
+        }
+    }
+
+    private static String synchronousCommit(Connection c) throws SQLException {
+        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SHOW synchronous_commit")) {
+            rs.next();
+            return rs.getString(1);
+        }
     }
 
     private static long single(Connection c, String sql, Long parameter) throws SQLException {
