@@ -11,7 +11,6 @@ import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
 import io.etcd.jetcd.op.Cmp;
 import io.etcd.jetcd.op.CmpTarget;
 import io.etcd.jetcd.op.Op;
-import io.etcd.jetcd.options.DeleteOption;
 import io.etcd.jetcd.options.PutOption;
 import java.time.Duration;
 
@@ -142,14 +141,24 @@ final class EtcdLease implements Lease {
         return kv.getCreateRevision() == createRevision && kv.getValue().equals(owner);
     }
 
+    /**
+     * Revokes the etcd lease, which deletes the lease key with it: one write through the log where a
+     * compare-and-delete and a revocation took two. Only this holder's key is ever attached to its
+     * etcd lease, so the revocation cannot touch another holder's; an etcd lease already gone
+     * (expired, or revoked) answers false. A key deleted by hand under a live etcd lease reads as released.
+     */
     @Override
     public synchronized boolean release() {
-        TxnResponse txn = store.calls().await(store.client().getKVClient().txn()
-                .If(isOurs())
-                .Then(Op.delete(key, DeleteOption.DEFAULT))
-                .commit(), "release(" + resource + ", token " + token + ")", "the compare-and-delete of the lease key");
-        store.revokeQuietly(etcdLease); // deleted or not ours any more: the etcd lease holds nothing of another holder's
-        return txn.isSucceeded();
+        try {
+            store.calls().await(store.client().getLeaseClient().revoke(etcdLease), "release(" + resource + ", token " + token + ")",
+                    "the revocation of etcd lease " + Long.toHexString(etcdLease) + ", which deletes the lease key");
+            return true;
+        } catch (RuntimeException e) {
+            if (EtcdCalls.isLeaseNotFound(e)) {
+                return false;
+            }
+            throw e;
+        }
     }
 
     private Cmp[] isOurs() {

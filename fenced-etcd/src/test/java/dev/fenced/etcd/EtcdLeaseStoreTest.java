@@ -55,9 +55,11 @@ class EtcdLeaseStoreTest extends LeaseStoreContract {
         return store;
     }
 
+    /** What the leader does when a lease's TTL runs out: revokes the etcd lease, and the key goes with it. */
     @Override
     protected void expireLeaseBehindItsBack(String resource) {
-        await(admin.getKVClient().delete(EtcdLeaseStore.bytes(store.leaseKey(resource))));
+        long etcdLease = await(admin.getKVClient().get(EtcdLeaseStore.bytes(store.leaseKey(resource)))).getKvs().get(0).getLease();
+        await(admin.getLeaseClient().revoke(etcdLease));
     }
 
     @Override
