@@ -87,12 +87,11 @@ final class PairedLeaseStores {
                 .append(" of warm-up) of one cycle on every store, first to last and back; each thread has its own resource per store, so")
                 .append(" no cycle waits for another holder. Redis: one Lettuce connection, tokens from its counter; Redis with epochs: the")
                 .append(" same with its epochs from PostgreSQL's sequence (read once per epoch); the database store from a pool of 8: on")
-                .append(" PostgreSQL one statement for the lease and its token, and one to release; on MariaDB a NEXTVAL and a guarded")
+                .append(" PostgreSQL one statement for the lease and its token, and one to release whose commit does not wait for the disk; on MariaDB a NEXTVAL and a guarded")
                 .append(" UPDATE (or INSERT IGNORE), auto-committed, and one to release; etcd: ")
                 .append(etcd != null ? "an embedded single-member etcd" : withEtcd ? "the etcd at FENCED_ETCD_URL"
                         : "not measured (no etcd binary and no FENCED_ETCD_URL)")
-                .append(" on one jetcd client: a read of the lease key, a lease grant and a transaction to acquire, a transaction and a")
-                .append(" revoke to release.")
+                .append(" on one jetcd client: a read of the lease key, a lease grant and a transaction to acquire, a revocation to release.")
                 .append(" The interval is the mean of the batch ratios ± 2 standard errors.\n\n").append(settlement).toString();
     }
 
