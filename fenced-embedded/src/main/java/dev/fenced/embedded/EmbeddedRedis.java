@@ -3,21 +3,25 @@ package dev.fenced.embedded;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
+import java.nio.file.Path;
 import redis.embedded.RedisServer;
 
 /**
- * A real {@code redis-server} process on a free loopback port, without persistence: a restart
- * loses every key, as a production Redis without AOF or RDB does.
+ * A real {@code redis-server} process on a free loopback port, without persistence unless started
+ * {@link #startDurable durable}: a restart loses every key, as a production Redis without AOF or RDB does.
  */
 public final class EmbeddedRedis implements AutoCloseable {
     private final int port;
     private final String password;
+    /** Where the append-only file is kept, fsync'd on every write; null for no persistence. */
+    private final Path appendOnlyDir;
     private RedisServer server;
     private long pausedPid;
 
-    private EmbeddedRedis(int port, String password) {
+    private EmbeddedRedis(int port, String password, Path appendOnlyDir) {
         this.port = port;
         this.password = password;
+        this.appendOnlyDir = appendOnlyDir;
     }
 
     /** Starts a server on a free port. */
@@ -27,7 +31,18 @@ public final class EmbeddedRedis implements AutoCloseable {
 
     /** Starts a server on a free port that requires {@code password} (null for none). */
     public static EmbeddedRedis start(String password) {
-        EmbeddedRedis redis = new EmbeddedRedis(freePort(), password);
+        EmbeddedRedis redis = new EmbeddedRedis(freePort(), password, null);
+        redis.startServer();
+        return redis;
+    }
+
+    /**
+     * Starts a server that appends every write to a file in {@code dir} and fsyncs it before it
+     * answers ({@code appendonly yes}, {@code appendfsync always}): a restart keeps every key, at
+     * the cost of a flush per write, as a database's commit pays.
+     */
+    public static EmbeddedRedis startDurable(Path dir) {
+        EmbeddedRedis redis = new EmbeddedRedis(freePort(), null, dir.toAbsolutePath());
         redis.startServer();
         return redis;
     }
@@ -63,8 +78,12 @@ public final class EmbeddedRedis implements AutoCloseable {
                     .port(port)
                     .bind("127.0.0.1")
                     .setting("save \"\"")
-                    .setting("appendonly no")
                     .onShutdownForceStop(true);
+            if (appendOnlyDir == null) {
+                builder.setting("appendonly no");
+            } else {
+                builder.setting("dir \"" + appendOnlyDir + "\"").setting("appendonly yes").setting("appendfsync always");
+            }
             if (password != null) {
                 builder.setting("requirepass " + password);
             }

@@ -28,11 +28,13 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class RedisLeaseStoreTest extends LeaseStoreContract {
     private static RedisLeaseStore store;
@@ -358,6 +360,26 @@ class RedisLeaseStoreTest extends LeaseStoreContract {
             redis.restart();
             assertThatThrownBy(() -> afterReconnect(() -> unfloored.tryAcquire(resource, Duration.ofSeconds(10))))
                     .isInstanceOf(CounterLostException.class);
+        }
+    }
+
+    /** The other way to keep tokens across a restart: a Redis that fsyncs every write. The test above is its control. */
+    @Test
+    void aRedisThatFsyncsEveryWriteKeepsTheCounterAcrossARestart(@TempDir Path dir) {
+        String resource = freshResource();
+        try (EmbeddedRedis redis = EmbeddedRedis.startDurable(dir);
+             RedisLeaseStore unfloored = RedisLeaseStore.builder(redis.uri()).build()) {
+            long last = 0;
+            for (int i = 0; i < 5; i++) {
+                Lease lease = unfloored.tryAcquire(resource, Duration.ofSeconds(10)).orElseThrow();
+                last = lease.token();
+                lease.release();
+            }
+            redis.restart();
+
+            Lease afterRestart = afterReconnect(() -> unfloored.tryAcquire(resource, Duration.ofSeconds(10))).orElseThrow();
+            assertThat(afterRestart.token()).as("the counter read back from the append-only file").isEqualTo(last + 1);
+            afterRestart.release();
         }
     }
 
