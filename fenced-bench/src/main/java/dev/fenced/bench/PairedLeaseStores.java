@@ -5,6 +5,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.fenced.Lease;
 import dev.fenced.LeaseStore;
 import dev.fenced.embedded.EmbeddedEtcd;
+import dev.fenced.embedded.EmbeddedRedis;
 import dev.fenced.etcd.EtcdLeaseStore;
 import dev.fenced.gateway.GatewayConfig;
 import dev.fenced.gateway.PaymentGateway;
@@ -14,6 +15,16 @@ import dev.fenced.jdbc.JdbcSequenceTokenSource;
 import dev.fenced.redis.RedisLeaseStore;
 import dev.fenced.redis.TokenPolicy;
 import dev.fenced.settlement.RefundSchema;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -30,22 +41,28 @@ final class PairedLeaseStores {
     private PairedLeaseStores() {
     }
 
-    static String run(String redisUrl, String pgUrl, String mariadbUrl, String etcdUrl, boolean quick) throws InterruptedException {
+    static String run(String redisUrl, String pgUrl, String mariadbUrl, String etcdUrl, boolean quick) throws Exception {
         int rounds = quick ? 60 : 1_500;
         int warmUp = quick ? 60 : 500;
         String settlement;
+        String durableVersion;
         StringBuilder out = new StringBuilder("## Choose a lease store: acquire + token + release on each, interleaved\n\n")
                 .append("| threads | store | cycles/s | time per cycle vs Redis | 95 % interval |\n")
                 .append("|---:|---|---:|---:|---:|\n");
         boolean withEtcd = etcdUrl != null || EmbeddedEtcd.isAvailable();
         EmbeddedEtcd etcd = etcdUrl == null && withEtcd ? EmbeddedEtcd.start() : null;
         String etcdAt = etcd != null ? etcd.endpoints() : etcdUrl;
+        Path appendOnlyDir = Files.createTempDirectory("fenced-bench-aof");
         try (HikariDataSource pg = pool(pgUrl);
              HikariDataSource mariadb = mariadbUrl == null ? null : pool(mariadbUrl);
+             StatementsAlone statementsAlone = new StatementsAlone(pgUrl);
+             EmbeddedRedis durableServer = EmbeddedRedis.startDurable(appendOnlyDir);
+             RedisLeaseStore durableRedis = RedisLeaseStore.builder(durableServer.uri()).build();
              RedisLeaseStore redis = RedisLeaseStore.builder(redisUrl).build();
              RedisLeaseStore redisEpochs = RedisLeaseStore.builder(redisUrl).keyPrefix("bench-epochs:")
                      .tokens(TokenPolicy.epochs(JdbcSequenceTokenSource.epochs(pg))).build();
              EtcdLeaseStore etcdStore = withEtcd ? EtcdLeaseStore.builder(etcdAt).build() : null) {
+            durableVersion = redisVersion(durableServer.uri());
             FencedSchema.migrate(pg);
             if (mariadb != null) {
                 FencedSchema.migrate(mariadb);
@@ -62,26 +79,26 @@ final class PairedLeaseStores {
             }
             names.add("Redis");
             stores.add(redis);
+            // Two references that are not stores of their own: what the database store's statements cost
+            // without the store, and what Redis costs when it flushes every write as a commit does.
+            List<String> cycleNames = new ArrayList<>(names.subList(0, names.size() - 1));
+            cycleNames.addAll(List.of("PostgreSQL statements alone", "Redis, fsync on every write", "Redis"));
             for (int threads : List.of(1, 8)) {
                 List<PairedLeases.Side> sides = new ArrayList<>();
-                for (LeaseStore store : stores) {
-                    List<String> resources = new ArrayList<>();
-                    for (int i = 0; i < threads; i++) {
-                        resources.add("bench:" + UUID.randomUUID());
-                    }
-                    sides.add(thread -> {
-                        Lease lease = store.tryAcquire(resources.get(thread), Duration.ofSeconds(30))
-                                .orElseThrow(() -> new IllegalStateException("lease not granted"));
-                        lease.release();
-                    });
+                for (LeaseStore store : stores.subList(0, stores.size() - 1)) {
+                    sides.add(cycleOn(store, threads));
                 }
-                out.append(PairedLeases.measure(threads, warmUp, rounds, names, sides));
+                sides.add(statementsAlone.side(threads));
+                sides.add(cycleOn(durableRedis, threads));
+                sides.add(cycleOn(redis, threads));
+                out.append(PairedLeases.measure(threads, warmUp, rounds, cycleNames, sides));
             }
             settlement = settlementOnEachStore(pg, names, stores, quick);
         } finally {
             if (etcd != null) {
                 etcd.close();
             }
+            deleteQuietly(appendOnlyDir);
         }
         return out.append("\nEach thread runs ").append(rounds).append(" rounds (after ").append(warmUp)
                 .append(" of warm-up) of one cycle on every store, first to last and back; each thread has its own resource per store, so")
@@ -92,6 +109,9 @@ final class PairedLeaseStores {
                 .append(etcd != null ? "an embedded single-member etcd" : withEtcd ? "the etcd at FENCED_ETCD_URL"
                         : "not measured (no etcd binary and no FENCED_ETCD_URL)")
                 .append(" on one jetcd client: a read of the lease key, a lease grant and a transaction to acquire, a revocation to release.")
+                .append(" PostgreSQL statements alone: the database store's two statements, with the same timeout, on one connection per")
+                .append(" thread held for the run, no pool and no store. Redis, fsync on every write: an embedded redis-server ")
+                .append(durableVersion).append(" with appendonly yes and appendfsync always, one Lettuce connection.")
                 .append(" The interval is the mean of the batch ratios ± 2 standard errors.\n\n").append(settlement).toString();
     }
 
@@ -125,6 +145,105 @@ final class PairedLeaseStores {
         return out.append("\nThe refunds are in PostgreSQL whatever the store (the MariaDB store's leases are in MariaDB, its rows in")
                 .append(" PostgreSQL); ").append(rounds == 1 ? "one round" : "the median of " + rounds + " rounds")
                 .append(", the stores' order rotated each round, after one untimed run.\n\n").toString();
+    }
+
+    private static PairedLeases.Side cycleOn(LeaseStore store, int threads) {
+        List<String> resources = new ArrayList<>();
+        for (int i = 0; i < threads; i++) {
+            resources.add("bench:" + UUID.randomUUID());
+        }
+        return thread -> {
+            Lease lease = store.tryAcquire(resources.get(thread), Duration.ofSeconds(30))
+                    .orElseThrow(() -> new IllegalStateException("lease not granted"));
+            lease.release();
+        };
+    }
+
+    /**
+     * The database store's PostgreSQL statements (as {@code LeaseSql.Postgres} writes them for
+     * {@code fence_lease}) on one connection per thread, held for the run: the floor of the
+     * database store, what its own code adds being the difference.
+     */
+    private static final class StatementsAlone implements AutoCloseable {
+        private static final String ACQUIRE = "INSERT INTO fence_lease AS lease (resource, owner_id, token, expires_at)"
+                + " VALUES (?, ?, nextval('fence_token_seq'), clock_timestamp() + ? * INTERVAL '1 millisecond')"
+                + " ON CONFLICT (resource) DO UPDATE SET owner_id = EXCLUDED.owner_id, token = EXCLUDED.token,"
+                + " expires_at = EXCLUDED.expires_at WHERE (lease.owner_id IS NULL OR lease.expires_at <= clock_timestamp())"
+                + " AND lease.token < EXCLUDED.token RETURNING lease.token";
+        private static final String RELEASE = "UPDATE fence_lease SET owner_id = NULL, expires_at = clock_timestamp()"
+                + " FROM (SELECT set_config('synchronous_commit', 'off', true)) AS relaxed_commit"
+                + " WHERE resource = ? AND owner_id = ? AND token = ? AND expires_at > clock_timestamp()";
+        private static final int TIMEOUT_SECONDS = 5;
+
+        private final List<Connection> connections = new ArrayList<>();
+
+        StatementsAlone(String pgUrl) throws SQLException {
+            for (int i = 0; i < 8; i++) {
+                connections.add(DriverManager.getConnection(pgUrl));
+            }
+        }
+
+        PairedLeases.Side side(int threads) {
+            List<String> resources = new ArrayList<>();
+            for (int i = 0; i < threads; i++) {
+                resources.add("bench:" + UUID.randomUUID());
+            }
+            return thread -> {
+                Connection c = connections.get(thread);
+                String resource = resources.get(thread);
+                try {
+                    long token;
+                    try (PreparedStatement acquire = c.prepareStatement(ACQUIRE)) {
+                        acquire.setQueryTimeout(TIMEOUT_SECONDS);
+                        acquire.setString(1, resource);
+                        acquire.setString(2, "bench");
+                        acquire.setLong(3, 30_000);
+                        try (ResultSet rs = acquire.executeQuery()) {
+                            if (!rs.next()) {
+                                throw new IllegalStateException("lease not granted");
+                            }
+                            token = rs.getLong(1);
+                        }
+                    }
+                    try (PreparedStatement release = c.prepareStatement(RELEASE)) {
+                        release.setQueryTimeout(TIMEOUT_SECONDS);
+                        release.setString(1, resource);
+                        release.setString(2, "bench");
+                        release.setLong(3, token);
+                        if (release.executeUpdate() != 1) {
+                            throw new IllegalStateException("lease not released");
+                        }
+                    }
+                } catch (SQLException e) {
+                    throw new IllegalStateException(e);
+                }
+            };
+        }
+
+        @Override
+        public void close() throws SQLException {
+            for (Connection c : connections) {
+                c.close();
+            }
+        }
+    }
+
+    private static String redisVersion(String uri) {
+        RedisClient client = RedisClient.create(uri);
+        try (StatefulRedisConnection<String, String> connection = client.connect()) {
+            return connection.sync().info("server").lines().filter(line -> line.startsWith("redis_version:"))
+                    .map(line -> line.substring("redis_version:".length()).strip()).findFirst().orElse("(version unknown)");
+        } finally {
+            client.shutdown();
+        }
+    }
+
+    private static void deleteQuietly(Path dir) {
+        try (var files = Files.walk(dir)) {
+            files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException e) {
+            // a temporary directory left behind
+        }
     }
 
     private static double median(List<Double> values) {
