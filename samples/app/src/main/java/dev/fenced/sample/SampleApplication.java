@@ -1,4 +1,4 @@
-package dev.fenced.spring.boot.sample;
+package dev.fenced.sample;
 
 import dev.fenced.FencedExecutor;
 import org.springframework.boot.SpringApplication;

@@ -1,11 +1,9 @@
-package dev.fenced.spring.boot;
+package dev.fenced.sample;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.fenced.FencedExecutor;
-import dev.fenced.spring.boot.sample.LedgerJob;
-import dev.fenced.spring.boot.sample.SampleApplication;
 import dev.fenced.testing.servers.TestDatabases;
 import dev.fenced.testing.servers.TestRedis;
 import java.io.BufferedReader;
@@ -19,14 +17,18 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import org.springframework.boot.SpringBootVersion;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.core.SpringVersion;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
@@ -37,6 +39,35 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * committed); the control without the fence commits A's stale line beside B's.
  */
 class SampleApplicationProcessTest {
+
+    /**
+     * What this build's class path holds: Boot's managed versions, not fenced's. The README's
+     * compatibility table states them; a Boot upgrade that changes one fails here until it is updated.
+     */
+    @BeforeAll
+    static void theReadmeStatesTheVersionsThisSampleRunsOn() throws IOException, ClassNotFoundException {
+        String ran = String.format("Boot %s: Spring Framework %s, Lettuce %s, Netty %s, Flyway %s, PostgreSQL JDBC %s",
+                SpringBootVersion.getVersion(), SpringVersion.getVersion(), mavenVersion("io.lettuce", "lettuce-core"),
+                mavenVersion("io.netty", "netty-common"), mavenVersion("org.flywaydb", "flyway-core"),
+                Class.forName("org.postgresql.Driver").getPackage().getImplementationVersion()) // its jar has no pom.properties
+                .replace(".RELEASE", "").replace(".Final", "");
+        System.out.println("sample on Spring " + ran);
+        String row = Files.readAllLines(Path.of("../../README.md")).stream()
+                .filter(line -> line.startsWith("| Spring Boot applications ")).findFirst().orElse("(no such row)");
+        assertThat(row).as("the README's compatibility row for Spring Boot applications").contains(ran);
+    }
+
+    private static String mavenVersion(String group, String artifact) throws IOException {
+        String resource = "META-INF/maven/" + group + "/" + artifact + "/pom.properties";
+        try (var in = SampleApplicationProcessTest.class.getClassLoader().getResourceAsStream(resource)) {
+            if (in == null) {
+                return "(not on the class path)";
+            }
+            Properties properties = new Properties();
+            properties.load(in);
+            return properties.getProperty("version");
+        }
+    }
 
     @ParameterizedTest(name = "fenced={0}")
     @ValueSource(booleans = {true, false})
@@ -87,6 +118,10 @@ class SampleApplicationProcessTest {
         }
     }
 
+    /** Put after a process's last line; compared by identity, so no line it prints can be taken for it. */
+    @SuppressWarnings("StringOperationCanBeSimplified")
+    private static final String END_OF_OUTPUT = new String("(end of output)");
+
     private static Process startSample(Map<String, String> settings) throws IOException {
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-cp", System.getProperty("java.class.path"), SampleApplication.class.getName()));
@@ -105,6 +140,7 @@ class SampleApplicationProcessTest {
             } catch (IOException ignored) {
                 // the process ended
             }
+            lines.add(END_OF_OUTPUT);
         });
         reader.setDaemon(true);
         reader.start();
@@ -118,6 +154,10 @@ class SampleApplicationProcessTest {
             String line = lines.poll(1, TimeUnit.SECONDS);
             if (line == null) {
                 continue;
+            }
+            if (line == END_OF_OUTPUT) {
+                lines.add(END_OF_OUTPUT); // for a later look
+                break; // the process ended without it: no point waiting out the deadline
             }
             if (line.startsWith(prefix)) {
                 return line;
