@@ -30,6 +30,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -60,12 +61,13 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
             "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
             "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration"
         })
+@ConditionalOnProperty(name = "fenced.enabled", havingValue = "true", matchIfMissing = true)
 @EnableConfigurationProperties(FencedProperties.class)
 public class FencedAutoConfiguration {
 
     /** Tables the library needs, made or upgraded at start-up; other beans use them only when called. */
     @Bean
-    @ConditionalOnBean(DataSource.class)
+    @ConditionalOnSingleCandidate(DataSource.class)
     @ConditionalOnClass(name = "org.flywaydb.core.Flyway")
     @ConditionalOnProperty(name = "fenced.schema.migrate", havingValue = "true", matchIfMissing = true)
     public FencedSchemaMigration fencedSchemaMigration(DataSource dataSource) {
@@ -74,7 +76,7 @@ public class FencedAutoConfiguration {
     }
 
     @Bean
-    @ConditionalOnBean(DataSource.class)
+    @ConditionalOnSingleCandidate(DataSource.class)
     @ConditionalOnMissingBean(TokenSource.class)
     @ConditionalOnProperty(name = "fenced.tokens", havingValue = "database")
     public TokenSource fencedTokenSource(DataSource dataSource) {
@@ -83,7 +85,7 @@ public class FencedAutoConfiguration {
 
     /** The epochs of {@code fenced.tokens=epochs}: Redis issues the tokens, in epochs from {@code fence_epoch_seq}. */
     @Bean
-    @ConditionalOnBean(DataSource.class)
+    @ConditionalOnSingleCandidate(DataSource.class)
     @ConditionalOnMissingBean(EpochSource.class)
     @ConditionalOnProperty(name = "fenced.tokens", havingValue = "epochs")
     public EpochSource fencedTokenEpochs(DataSource dataSource) {
@@ -91,7 +93,7 @@ public class FencedAutoConfiguration {
     }
 
     @Bean
-    @ConditionalOnBean(DataSource.class)
+    @ConditionalOnSingleCandidate(DataSource.class)
     @ConditionalOnMissingBean(FenceFloor.class)
     @ConditionalOnProperty(name = "fenced.floor.table")
     public FenceFloor fencedFenceFloor(DataSource dataSource, FencedProperties properties) {
@@ -100,14 +102,14 @@ public class FencedAutoConfiguration {
     }
 
     @Bean
-    @ConditionalOnBean(DataSource.class)
+    @ConditionalOnSingleCandidate(DataSource.class)
     @ConditionalOnMissingBean
     public FencedTransactions fencedTransactions(ObjectProvider<FencedObserver> observer) {
-        return FencedTransactions.create().observedBy(observer.getIfAvailable(() -> FencedObserver.NONE));
+        return FencedTransactions.create().observedBy(observers(observer));
     }
 
     @Bean
-    @ConditionalOnBean(DataSource.class)
+    @ConditionalOnSingleCandidate(DataSource.class)
     @ConditionalOnMissingBean
     public SpringFencedTransactions springFencedTransactions(DataSource dataSource, FencedTransactions transactions) {
         return SpringFencedTransactions.of(dataSource, transactions);
@@ -124,12 +126,12 @@ public class FencedAutoConfiguration {
         if (rows.getScopeColumn() != null) {
             table.scopeColumn(rows.getScopeColumn());
         }
-        return FencedRows.of(table.build()).observedBy(observer.getIfAvailable(() -> FencedObserver.NONE));
+        return FencedRows.of(table.build()).observedBy(observers(observer));
     }
 
     /** The same fenced writes in the application's Spring transactions, on the connection bound to the thread. */
     @Bean
-    @ConditionalOnBean(DataSource.class)
+    @ConditionalOnSingleCandidate(DataSource.class)
     @ConditionalOnMissingBean
     @ConditionalOnProperty(name = "fenced.rows.table")
     public SpringFencedRows springFencedRows(DataSource dataSource, FencedRows rows) {
@@ -142,7 +144,7 @@ public class FencedAutoConfiguration {
     public FencedExecutor fencedExecutor(LeaseStore store, FencedProperties properties, ObjectProvider<FencedObserver> observer) {
         return FencedExecutor.builder(store).ttl(properties.getLease().getTtl())
                 .renewalFraction(properties.getLease().getRenewalFraction())
-                .observer(observer.getIfAvailable(() -> FencedObserver.NONE)).build();
+                .observer(observers(observer)).build();
     }
 
     /** The store on {@code fenced.redis.url}. */
@@ -168,7 +170,7 @@ public class FencedAutoConfiguration {
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnProperty(name = "fenced.leases", havingValue = "redis", matchIfMissing = true)
     @ConditionalOnClass(LettuceConnectionFactory.class)
-    @ConditionalOnBean(LettuceConnectionFactory.class)
+    @ConditionalOnSingleCandidate(LettuceConnectionFactory.class)
     @ConditionalOnExpression("'${fenced.redis.url:}' == ''")
     static class LeaseStoreOnSpringRedis {
         @Bean(destroyMethod = "close")
@@ -211,17 +213,28 @@ public class FencedAutoConfiguration {
                 throw new IllegalStateException("fenced.tokens=epochs is for Redis leases: fenced.leases=database takes its tokens"
                         + " from fence_token_seq; remove fenced.tokens");
             }
-            return JdbcLeaseStore.builder(unique).observer(observer.getIfAvailable(() -> FencedObserver.NONE)).build();
+            return JdbcLeaseStore.builder(unique).observer(observers(observer)).build();
         }
     }
 
-    /** Meters in the application's registry, when Micrometer and fenced-micrometer are present. */
+    /**
+     * Every {@link FencedObserver} bean, in their order, told in turn: the meters and an application's
+     * own observers alike, so that adding one never switches another off.
+     */
+    static FencedObserver observers(ObjectProvider<FencedObserver> observers) {
+        return FencedObserver.all(observers.orderedStream().toArray(FencedObserver[]::new));
+    }
+
+    /**
+     * Meters in the application's registry, when Micrometer and fenced-micrometer are present, beside
+     * any observer of the application's; a bean named {@code fencedMeters} replaces them.
+     */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass({MeterRegistry.class, FencedMeters.class})
     @ConditionalOnBean(MeterRegistry.class)
     static class Metrics {
         @Bean
-        @ConditionalOnMissingBean(FencedObserver.class)
+        @ConditionalOnMissingBean(name = "fencedMeters")
         FencedObserver fencedMeters(MeterRegistry registry) {
             return FencedMeters.in(registry);
         }

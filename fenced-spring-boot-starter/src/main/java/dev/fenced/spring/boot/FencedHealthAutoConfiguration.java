@@ -7,6 +7,7 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 
 /**
@@ -15,6 +16,7 @@ import org.springframework.context.annotation.Bean;
  */
 @AutoConfiguration(after = FencedAutoConfiguration.class)
 @ConditionalOnClass(HealthIndicator.class)
+@ConditionalOnProperty(name = "fenced.enabled", havingValue = "true", matchIfMissing = true)
 @ConditionalOnBean(LeaseStore.class)
 @ConditionalOnEnabledHealthIndicator("fenced")
 public class FencedHealthAutoConfiguration {

@@ -30,6 +30,16 @@ public class FencedProperties {
      * tokens from the sequence fence_token_seq; no Redis needed).
      */
     private String leases = "redis";
+    /** Whether the starter wires anything at all; false leaves an application as if fenced were not on its class path. */
+    private boolean enabled = true;
+
+    public boolean isEnabled() {
+        return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+        this.enabled = enabled;
+    }
 
     public Redis getRedis() {
         return redis;

@@ -28,7 +28,7 @@ final class LeaseStores {
             throw new IllegalStateException("fenced.tokens=epochs replaces the fence floor: remove fenced.floor.* (or the FenceFloor bean)");
         }
         builder.tokens(issuer.policy(floor::getIfAvailable, () -> required(epochs, issuer), () -> required(tokens, issuer)));
-        return builder.observer(observer.getIfAvailable(() -> FencedObserver.NONE));
+        return builder.observer(FencedAutoConfiguration.observers(observer));
     }
 
     private static TokenIssuer issuer(FencedProperties properties) {

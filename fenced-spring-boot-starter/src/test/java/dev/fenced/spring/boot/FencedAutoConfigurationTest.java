@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.fenced.FencedExecutor;
+import dev.fenced.FencedObserver;
 import dev.fenced.LeaseStore;
 import dev.fenced.LeaseView;
 import dev.fenced.StoreUnavailableException;
@@ -24,8 +25,12 @@ import dev.fenced.testing.servers.TestDatabases;
 import dev.fenced.testing.servers.TestRedis;
 import dev.fenced.testing.servers.TlsRedis;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.InputStream;
+import java.time.Duration;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.actuate.health.Status;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -35,6 +40,7 @@ import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DriverManagerDataSource;
 
 /** The starter against the real Redis and PostgreSQL: what it wires, from which properties, and what it refuses. */
 class FencedAutoConfigurationTest {
@@ -148,6 +154,66 @@ class FencedAutoConfigurationTest {
                         assertThat(context).getFailure().hasStackTraceContaining("fenced.leases=database needs one DataSource bean"));
     }
 
+    /** fenced.enabled=false: the application starts as if fenced were not on its class path. */
+    @Test
+    void switchedOffItWiresNothing() {
+        runner.withPropertyValues("fenced.redis.url=" + TestRedis.uri(), "fenced.enabled=false").run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context).doesNotHaveBean(FencedProperties.class).doesNotHaveBean(LeaseStore.class)
+                    .doesNotHaveBean(FencedTransactions.class).doesNotHaveBean(FencedExecutor.class);
+        });
+    }
+
+    /**
+     * An application's own observer and the meters both hear every run: before, the meters backed off
+     * when the application defined any FencedObserver, and two observers stopped the start.
+     */
+    @Test
+    void anApplicationsOwnObserverAndTheMetersBothHearEveryRun() {
+        AtomicInteger heardByTheApplication = new AtomicInteger();
+        FencedObserver audit = new FencedObserver() {
+            @Override
+            public void acquired(String resource, AcquireOutcome outcome, long token, Duration took) {
+                if (outcome == AcquireOutcome.GRANTED) {
+                    heardByTheApplication.incrementAndGet();
+                }
+            }
+        };
+        runner.withBean(SimpleMeterRegistry.class).withBean("audit", FencedObserver.class, () -> audit)
+                .withPropertyValues("fenced.redis.url=" + TestRedis.uri()).run(context -> {
+                    assertThat(context).hasNotFailed();
+                    context.getBean(FencedExecutor.class).execute("boot:" + UUID.randomUUID(), lease -> lease.token()).orThrow();
+                    assertThat(heardByTheApplication).hasValue(1);
+                    assertThat(context.getBean(MeterRegistry.class).get(FencedMeters.ACQUIRE).tag("outcome", "granted").timer().count())
+                            .isEqualTo(1);
+                });
+    }
+
+    /**
+     * Two DataSources and neither primary: the database beans back off (which one would they fence?)
+     * instead of failing the start; with one marked primary, they take that one.
+     */
+    @Test
+    void twoDataSourcesWithoutAPrimaryLeaveTheDatabaseBeansOutInsteadOfFailing() {
+        ApplicationContextRunner twoDataSources = new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(FencedAutoConfiguration.class))
+                .withPropertyValues("fenced.redis.url=" + TestRedis.uri());
+        twoDataSources.withBean("orders", DataSource.class, () -> new DriverManagerDataSource(TestDatabases.postgresUrl()))
+                .withBean("reports", DataSource.class, () -> new DriverManagerDataSource(TestDatabases.postgresUrl()))
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(context).doesNotHaveBean(FencedTransactions.class).doesNotHaveBean(SpringFencedTransactions.class);
+                    assertThat(context).hasSingleBean(FencedExecutor.class);
+                });
+        twoDataSources.withBean("orders", DataSource.class, () -> new DriverManagerDataSource(TestDatabases.postgresUrl()),
+                        definition -> definition.setPrimary(true))
+                .withBean("reports", DataSource.class, () -> new DriverManagerDataSource(TestDatabases.postgresUrl()))
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(context).hasSingleBean(SpringFencedTransactions.class);
+                });
+    }
+
     @Test
     void badSettingsStopTheApplicationWithTheReason() {
         runner.withPropertyValues("fenced.redis.url=" + TestRedis.uri(), "fenced.lease.ttl=0s").run(context ->
@@ -174,7 +240,7 @@ class FencedAutoConfigurationTest {
             JsonNode metadata = new ObjectMapper().readTree(in);
             assertThat(metadata.get("properties")).extracting(p -> p.get("name").asText())
                     .contains("fenced.redis.url", "fenced.lease.ttl", "fenced.lease.renewal-fraction", "fenced.tokens",
-                            "fenced.floor.table", "fenced.rows.table", "fenced.schema.migrate", "fenced.leases");
+                            "fenced.floor.table", "fenced.rows.table", "fenced.schema.migrate", "fenced.leases", "fenced.enabled");
             for (JsonNode property : metadata.get("properties")) {
                 assertThat(property.has("description")).as(property.get("name").asText() + " has a description").isTrue();
             }
