@@ -3,6 +3,7 @@ package dev.fenced.cli;
 import dev.fenced.TokenIssuerMismatchException;
 import dev.fenced.settlement.LeaseStoreMismatchException;
 import dev.fenced.jdbc.DatabaseWaitException;
+import dev.fenced.jdbc.UnsupportedDatabaseException;
 import dev.fenced.internal.Redaction.Secret;
 import java.io.PrintStream;
 import java.util.Arrays;
@@ -122,7 +123,8 @@ public final class FencedCli implements Callable<Integer> {
                 System.err.println(prefix(commandLine) + (text.contains(waitedFor) ? text : "gave up waiting for " + waitedFor + ": " + text));
                 return DATABASE_WAIT;
             }
-            boolean usage = e instanceof UsageException || e instanceof IllegalArgumentException;
+            boolean usage = e instanceof UsageException || e instanceof IllegalArgumentException
+                    || e instanceof UnsupportedDatabaseException;
             System.err.println(prefix(commandLine) + describe(e));
             if (System.getenv("FENCED_DEBUG") != null) {
                 e.printStackTrace();

@@ -1,6 +1,7 @@
 package dev.fenced.jdbc;
 
 import java.sql.Connection;
+import java.sql.DatabaseMetaData;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
@@ -89,13 +90,28 @@ public interface JdbcDialect {
 
     /** The dialect for the database behind {@code connection}. */
     static JdbcDialect detect(Connection connection) throws SQLException {
-        String product = connection.getMetaData().getDatabaseProductName();
+        DatabaseMetaData database = connection.getMetaData();
+        return detect(database.getDatabaseProductName(), database.getDatabaseProductVersion());
+    }
+
+    /**
+     * The dialect for a product name and version as a driver reports them. A MariaDB server reached by
+     * MySQL's driver is named MySQL, its version still says MariaDB ({@code 5.5.5-10.11.6-MariaDB});
+     * a MySQL server is refused by name, whatever driver reached it.
+     *
+     * @throws UnsupportedDatabaseException for anything but PostgreSQL and MariaDB
+     */
+    static JdbcDialect detect(String product, String version) {
         if (product.equalsIgnoreCase("PostgreSQL")) {
             return PostgresDialect.INSTANCE;
         }
-        if (product.equalsIgnoreCase("MariaDB") || product.equalsIgnoreCase("MySQL")) {
+        if (product.equalsIgnoreCase("MariaDB") || product.equalsIgnoreCase("MySQL") && version != null && version.contains("MariaDB")) {
             return MariaDbDialect.INSTANCE;
         }
-        throw new IllegalArgumentException("unsupported database '" + product + "': fenced supports PostgreSQL and MariaDB");
+        if (product.equalsIgnoreCase("MySQL")) {
+            throw new UnsupportedDatabaseException(product + " " + version, "MySQL has no sequences (CREATE SEQUENCE, NEXTVAL), from which"
+                    + " fenced draws tokens, epochs and leases; fenced supports PostgreSQL and MariaDB");
+        }
+        throw new UnsupportedDatabaseException(product + " " + version, "fenced supports PostgreSQL and MariaDB");
     }
 }
