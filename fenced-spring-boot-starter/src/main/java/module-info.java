@@ -8,6 +8,7 @@ module dev.fenced.spring.boot {
     requires transitive dev.fenced.spring;
     requires static dev.fenced.micrometer;
     requires static micrometer.core;
+    requires org.slf4j;
     requires spring.beans;
     requires spring.boot;
     requires spring.boot.autoconfigure;

@@ -1,6 +1,7 @@
 package dev.fenced.spring.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -15,6 +16,7 @@ import dev.fenced.jdbc.FencedRows;
 import dev.fenced.jdbc.FencedTransactions;
 import dev.fenced.jdbc.JdbcLeaseStore;
 import dev.fenced.jdbc.JdbcSequenceTokenSource;
+import dev.fenced.jdbc.UnsupportedDatabaseException;
 import dev.fenced.micrometer.FencedMeters;
 import dev.fenced.redis.RedisLeaseStore;
 import dev.fenced.spring.SpringFencedRows;
@@ -32,17 +34,24 @@ import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.actuate.health.Status;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration;
+import org.springframework.boot.autoconfigure.jdbc.DataSourceTransactionManagerAutoConfiguration;
+import org.springframework.boot.autoconfigure.transaction.TransactionAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DriverManagerDataSource;
+import org.springframework.transaction.support.TransactionTemplate;
 
 /** The starter against the real Redis and PostgreSQL: what it wires, from which properties, and what it refuses. */
+@ExtendWith(OutputCaptureExtension.class)
 class FencedAutoConfigurationTest {
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
@@ -211,6 +220,26 @@ class FencedAutoConfigurationTest {
                 .run(context -> {
                     assertThat(context).hasNotFailed();
                     assertThat(context).hasSingleBean(SpringFencedTransactions.class);
+                });
+    }
+
+    /**
+     * An H2 DataSource, as many @SpringBootTests have: the application starts, says in one line why
+     * the library's tables were not made, and a fenced transaction there is refused with the reason.
+     */
+    @Test
+    void onH2TheApplicationStartsAndAFencedWriteSaysWhyNot(CapturedOutput output) {
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class, DataSourceTransactionManagerAutoConfiguration.class,
+                        TransactionAutoConfiguration.class, FencedAutoConfiguration.class))
+                .withPropertyValues("spring.datasource.url=jdbc:h2:mem:fenced_" + UUID.randomUUID(), "fenced.redis.url=" + TestRedis.uri())
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(output).contains("fenced: the library's tables were not migrated, unsupported database 'H2");
+                    SpringFencedTransactions fences = context.getBean(SpringFencedTransactions.class);
+                    TransactionTemplate transactions = context.getBean(TransactionTemplate.class);
+                    assertThatThrownBy(() -> transactions.executeWithoutResult(status -> fences.enter("boot:h2", 1)))
+                            .isInstanceOf(UnsupportedDatabaseException.class);
                 });
     }
 
