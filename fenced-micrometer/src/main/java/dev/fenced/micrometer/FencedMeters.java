@@ -20,7 +20,6 @@ import java.util.Objects;
  *   <tr><th>name</th><th>type</th><th>tags</th><th>counts</th></tr>
  *   <tr><td>{@value #ACQUIRE}</td><td>timer</td><td>outcome: granted, busy, error</td><td>acquisition attempts and their latency</td></tr>
  *   <tr><td>{@value #RENEWALS}</td><td>counter</td><td>outcome: renewed, lost, error</td><td>renewals</td></tr>
- *   <tr><td>{@value #LOST}</td><td>counter</td><td></td><td>renewals that found the lease gone</td></tr>
  *   <tr><td>{@value #RESEEDS}</td><td>counter</td><td></td><td>lost counters reseeded from the stored fences</td></tr>
  *   <tr><td>{@value #RAISES}</td><td>counter</td><td></td><td>counters raised after a refused write showed them behind</td></tr>
  *   <tr><td>{@value #VIOLATIONS}</td><td>counter</td><td>operation: claim, confirm, finish, transaction</td><td>writes the database refused</td></tr>
@@ -33,20 +32,17 @@ import java.util.Objects;
 public final class FencedMeters implements FencedObserver {
     public static final String ACQUIRE = "fenced.lease.acquire";
     public static final String RENEWALS = "fenced.lease.renewals";
-    public static final String LOST = "fenced.lease.lost";
     public static final String RESEEDS = "fenced.counter.reseeds";
     public static final String RAISES = "fenced.counter.raises";
     public static final String VIOLATIONS = "fenced.fence.violations";
     public static final String RUNS = "fenced.executor.runs";
 
     private final MeterRegistry registry;
-    private final Counter lost;
     private final Counter reseeds;
     private final Counter raises;
 
     private FencedMeters(MeterRegistry registry) {
         this.registry = Objects.requireNonNull(registry, "registry");
-        this.lost = Counter.builder(LOST).description("Renewals that found the lease gone").register(registry);
         this.reseeds = Counter.builder(RESEEDS).description("Lost counters reseeded from the stored fences").register(registry);
         this.raises = Counter.builder(RAISES).description("Counters raised after a refused write showed them behind").register(registry);
         for (AcquireOutcome outcome : AcquireOutcome.values()) {
@@ -71,9 +67,6 @@ public final class FencedMeters implements FencedObserver {
     @Override
     public void renewed(String resource, long token, RenewalOutcome outcome) {
         Counter.builder(RENEWALS).description("Lease renewals").tag("outcome", tag(outcome)).register(registry).increment();
-        if (outcome == RenewalOutcome.LOST) {
-            lost.increment();
-        }
     }
 
     @Override
