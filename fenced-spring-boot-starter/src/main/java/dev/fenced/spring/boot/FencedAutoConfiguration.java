@@ -22,6 +22,7 @@ import dev.fenced.spring.SpringFencedTransactions;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.resource.ClientResources;
 import io.micrometer.core.instrument.MeterRegistry;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
@@ -156,7 +157,7 @@ public class FencedAutoConfiguration {
                 .observer(observers(observer)).build();
     }
 
-    /** The store on {@code fenced.redis.url}. */
+    /** The store on {@code fenced.redis.url}, on the application's Lettuce {@link ClientResources} when it has one. */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnProperty(name = "fenced.leases", havingValue = "redis", matchIfMissing = true)
     @ConditionalOnExpression("'${fenced.redis.url:}' != ''")
@@ -165,9 +166,11 @@ public class FencedAutoConfiguration {
         @ConditionalOnMissingBean(LeaseStore.class)
         RedisLeaseStore fencedLeaseStore(FencedProperties properties, ObjectProvider<FenceFloor> floor,
                                          ObjectProvider<TokenSource> tokens, ObjectProvider<EpochSource> epochs,
-                                         ObjectProvider<FencedObserver> observer) {
+                                         ObjectProvider<FencedObserver> observer, ObjectProvider<ClientResources> resources) {
             RedisLeaseStore.Builder builder = RedisLeaseStore.builder(properties.getRedis().getUrl())
                     .commandTimeout(properties.getRedis().getCommandTimeout());
+            // Boot's (or the application's) event loops and Lettuce metrics, shared rather than a second set of threads.
+            resources.ifUnique(builder::clientResources);
             FencedProperties.Tls tls = properties.getRedis().getTls();
             RedisTls.fromSettings(tls.getCaFile(), tls.getCertFile(), tls.getKeyFile(), tls.getVerify(), "fenced.redis.tls.cert-file",
                     "fenced.redis.tls.key-file").ifPresent(builder::tls);

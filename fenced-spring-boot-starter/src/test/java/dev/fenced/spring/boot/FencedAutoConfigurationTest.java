@@ -26,9 +26,14 @@ import dev.fenced.sample.SampleApplication;
 import dev.fenced.testing.servers.TestDatabases;
 import dev.fenced.testing.servers.TestRedis;
 import dev.fenced.testing.servers.TlsRedis;
+import io.lettuce.core.metrics.CommandLatencyRecorder;
+import io.lettuce.core.protocol.ProtocolKeyword;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.InputStream;
+import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -161,6 +166,30 @@ class FencedAutoConfigurationTest {
         new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(FencedAutoConfiguration.class))
                 .withPropertyValues("fenced.leases=database").run(context ->
                         assertThat(context).getFailure().hasStackTraceContaining("fenced.leases=database needs one DataSource bean"));
+    }
+
+    /** On its own URL, the store runs on the application's Lettuce resources: its commands reach their latency recorder. */
+    @Test
+    void onItsOwnUrlTheStoreSharesTheApplicationsClientResources() {
+        AtomicInteger recorded = new AtomicInteger();
+        CommandLatencyRecorder recorder = new CommandLatencyRecorder() {
+            @Override
+            public void recordCommandLatency(SocketAddress local, SocketAddress remote, ProtocolKeyword commandType,
+                                             long firstResponseLatency, long completionLatency) {
+                recorded.incrementAndGet();
+            }
+        };
+        ClientResources resources = DefaultClientResources.builder().commandLatencyRecorder(recorder).build();
+        try {
+            runner.withBean(ClientResources.class, () -> resources).withPropertyValues("fenced.redis.url=" + TestRedis.uri())
+                    .run(context -> {
+                        assertThat(context).hasNotFailed();
+                        context.getBean(FencedExecutor.class).execute("boot:" + UUID.randomUUID(), lease -> lease.token()).orThrow();
+                        assertThat(recorded).as("the store's commands, timed by the application's resources").hasPositiveValue();
+                    });
+        } finally {
+            resources.shutdown();
+        }
     }
 
     /** fenced.enabled=false: the application starts as if fenced were not on its class path. */
