@@ -18,6 +18,7 @@ module dev.fenced.spring.boot {
     requires static spring.boot.actuator;
     requires static spring.boot.actuator.autoconfigure;
     requires static spring.data.redis;
+    requires static spring.boot.health;
 
     exports dev.fenced.spring.boot;
     opens dev.fenced.spring.boot to spring.core, spring.beans, spring.context;

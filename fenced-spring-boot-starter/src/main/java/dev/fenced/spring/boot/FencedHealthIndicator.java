@@ -1,8 +1,7 @@
 package dev.fenced.spring.boot;
 
 import dev.fenced.LeaseStore;
-import dev.fenced.redis.RedisLeaseStore;
-import java.time.Duration;
+import java.util.OptionalDouble;
 import org.springframework.boot.actuate.health.AbstractHealthIndicator;
 import org.springframework.boot.actuate.health.Health;
 
@@ -14,8 +13,6 @@ import org.springframework.boot.actuate.health.Health;
  * reports.
  */
 public class FencedHealthIndicator extends AbstractHealthIndicator {
-    /** The resource the probe looks at; nobody takes a lease on it. */
-    static final String PROBE = "fenced:health-probe";
     private final LeaseStore store;
 
     public FencedHealthIndicator(LeaseStore store) {
@@ -26,18 +23,11 @@ public class FencedHealthIndicator extends AbstractHealthIndicator {
     @Override
     protected void doHealthCheck(Health.Builder builder) {
         builder.withDetail("store", store.toString());
-        if (store instanceof RedisLeaseStore redis) {
-            Duration roundTrip = redis.ping();
-            builder.up().withDetail("pingMillis", roundTrip.toNanos() / 1_000_000.0);
-            return;
-        }
-        long start = System.nanoTime();
-        try {
-            store.view(PROBE);
-        } catch (UnsupportedOperationException cannotShow) {
+        OptionalDouble roundTrip = LeaseStoreProbe.roundTripMillis(store);
+        if (roundTrip.isPresent()) {
+            builder.up().withDetail("pingMillis", roundTrip.getAsDouble());
+        } else {
             builder.unknown();
-            return;
         }
-        builder.up().withDetail("pingMillis", (System.nanoTime() - start) / 1_000_000.0);
     }
 }

@@ -298,7 +298,8 @@ class FencedAutoConfigurationTest {
             JsonNode metadata = new ObjectMapper().readTree(in);
             assertThat(metadata.get("properties")).extracting(p -> p.get("name").asText())
                     .contains("fenced.redis.url", "fenced.lease.ttl", "fenced.lease.renewal-fraction", "fenced.tokens",
-                            "fenced.floor.table", "fenced.rows.table", "fenced.schema.migrate", "fenced.leases", "fenced.enabled");
+                            "fenced.floor.table", "fenced.rows.table", "fenced.schema.migrate", "fenced.leases", "fenced.enabled",
+                            "management.health.fenced.enabled");
             for (JsonNode property : metadata.get("properties")) {
                 assertThat(property.has("description")).as(property.get("name").asText() + " has a description").isTrue();
             }

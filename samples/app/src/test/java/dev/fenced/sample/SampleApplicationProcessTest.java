@@ -96,6 +96,7 @@ class SampleApplicationProcessTest {
                     .pollInterval(Duration.ofMillis(100)).until(job::post, outcome -> outcome.status() != FencedExecutor.Status.BUSY);
             assertThat(posted.status()).as("B took over once A's lease expired").isEqualTo(FencedExecutor.Status.EXECUTED);
             assertThat(posted.token()).isGreaterThan(tokenA);
+            assertThat(healthOf(b.getBean("fencedHealthIndicator"))).as("/actuator/health/fenced while A is frozen").isEqualTo("UP");
 
             signal(a, "CONT");
             try (OutputStream in = a.getOutputStream()) {
@@ -121,6 +122,13 @@ class SampleApplicationProcessTest {
     /** Put after a process's last line; compared by identity, so no line it prints can be taken for it. */
     @SuppressWarnings("StringOperationCanBeSimplified")
     private static final String END_OF_OUTPUT = new String("(end of output)");
+
+    /** The indicator's status code, read by reflection: Boot 3 and Boot 4 keep their health types in different packages. */
+    private static String healthOf(Object indicator) throws ReflectiveOperationException {
+        Object health = indicator.getClass().getMethod("health").invoke(indicator);
+        Object status = health.getClass().getMethod("getStatus").invoke(health);
+        return (String) status.getClass().getMethod("getCode").invoke(status);
+    }
 
     private static Process startSample(Map<String, String> settings) throws IOException {
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
