@@ -1,5 +1,6 @@
 package dev.fenced;
 
+import dev.fenced.internal.Durations;
 import java.lang.System.Logger.Level;
 import java.time.Clock;
 import java.time.Duration;
@@ -11,7 +12,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /**
  * Runs a task under a lease, in the spirit of ShedLock's {@code LockingTaskExecutor}: takes the
  * lease or skips the run, renews it while the task runs, hands the task the lease and its token,
- * releases it after, and reports how the run ended as an {@link Outcome} (never by throwing).
+ * releases it after (or, with a {@link Builder#minHold minimum hold}, keeps it until the hold is out),
+ * and reports how the run ended as an {@link Outcome} (never by throwing).
  *
  * <p>Guarantees: the task runs only with a freshly granted lease; when the task's fenced write is
  * refused (a {@link FenceViolation} anywhere in what it throws), the store is told the stored
@@ -31,6 +33,7 @@ public final class FencedExecutor {
 
     private final LeaseStore store;
     private final Duration ttl;
+    private final Duration minHold;
     private final double renewalFraction;
     private final ScheduledExecutorService scheduler;
     /** Null: the watchdog measures the TTL since the last renewal on the monotonic clock. */
@@ -38,12 +41,47 @@ public final class FencedExecutor {
     private final FencedObserver observer;
 
     private FencedExecutor(Builder b) {
-        this.store = b.store;
-        this.ttl = b.ttl;
-        this.renewalFraction = b.renewalFraction;
-        this.scheduler = b.scheduler;
-        this.clock = b.clock;
-        this.observer = b.observer;
+        this(b.store, b.ttl, b.minHold, b.renewalFraction, b.scheduler, b.clock, b.observer);
+    }
+
+    private FencedExecutor(LeaseStore store, Duration ttl, Duration minHold, double renewalFraction, ScheduledExecutorService scheduler,
+                           Clock clock, FencedObserver observer) {
+        requireMinHoldWithinTtl(minHold, ttl);
+        this.store = store;
+        this.ttl = ttl;
+        this.minHold = minHold;
+        this.renewalFraction = renewalFraction;
+        this.scheduler = scheduler;
+        this.clock = clock;
+        this.observer = observer;
+    }
+
+    /**
+     * This executor with another lease TTL and minimum hold, everything else shared: for one kind of
+     * run that needs its own (an annotated method's).
+     *
+     * @throws IllegalArgumentException for an invalid TTL, or a minimum hold below zero or above the TTL
+     */
+    public FencedExecutor with(Duration ttl, Duration minHold) {
+        return new FencedExecutor(store, LeaseArguments.requireValidTtl(ttl), Objects.requireNonNull(minHold, "minHold"), renewalFraction,
+                scheduler, clock, observer);
+    }
+
+    /** The lease TTL of each run. */
+    public Duration ttl() {
+        return ttl;
+    }
+
+    /** How long a lease is kept at least from its grant, however soon the task returns. */
+    public Duration minHold() {
+        return minHold;
+    }
+
+    private static void requireMinHoldWithinTtl(Duration minHold, Duration ttl) {
+        if (minHold.isNegative() || minHold.compareTo(ttl) > 0) {
+            throw new IllegalArgumentException("the minimum hold must be between 0 and the TTL (" + Durations.human(ttl) + "), got "
+                    + Durations.human(minHold));
+        }
     }
 
     /** Starts a builder for an executor on {@code store}. */
@@ -131,6 +169,7 @@ public final class FencedExecutor {
             return new Outcome<>(resource, Status.BUSY, 0, null, null, false);
         }
         Lease lease = granted.get();
+        long grantedAt = System.nanoTime();
         AtomicBoolean lost = new AtomicBoolean();
         LeaseWatchdog watchdog = renewalFraction == 0 ? null : startWatchdog(lease, (l, cause) -> lost.set(true));
         boolean interrupted = false;
@@ -156,7 +195,12 @@ public final class FencedExecutor {
             // A store's blocking call fails on an interrupted thread (Lettuce's at once, whether or
             // not the command ran): release with the flag down, and set it again after.
             interrupted |= Thread.interrupted();
-            release(lease);
+            Duration heldFor = Duration.ofNanos(System.nanoTime() - grantedAt);
+            if (heldFor.compareTo(minHold) < 0) {
+                keepUntilMinHold(lease, minHold.minus(heldFor));
+            } else {
+                release(lease);
+            }
             if (interrupted) {
                 Thread.currentThread().interrupt();
             }
@@ -179,6 +223,22 @@ public final class FencedExecutor {
         } catch (RuntimeException e) {
             // The next holder's write is refused too and tells the store again.
             LOG.log(Level.WARNING, "could not raise the counter of {0} to {1}: {2}", resource, stored, e.getMessage());
+        }
+    }
+
+    /**
+     * A task that returned before the minimum hold leaves its lease to end by itself then, as
+     * ShedLock's {@code lockAtLeastFor} does, so the same short job does not run again at once
+     * elsewhere: one renewal to what is left, and no release.
+     */
+    private static void keepUntilMinHold(Lease lease, Duration left) {
+        try {
+            if (!lease.renew(left.toMillis() < 1 ? Duration.ofMillis(1) : left)) {
+                LOG.log(Level.INFO, "lease for {0} with token {1} ended before its minimum hold", lease.resource(), lease.token());
+            }
+        } catch (RuntimeException e) {
+            // Not renewed: the lease ends by its TTL, which is no shorter than the minimum hold.
+            LOG.log(Level.WARNING, "could not keep the lease for {0} until its minimum hold: {1}", lease.resource(), e.getMessage());
         }
     }
 
@@ -210,6 +270,7 @@ public final class FencedExecutor {
     public static final class Builder {
         private final LeaseStore store;
         private Duration ttl = Duration.ofSeconds(30);
+        private Duration minHold = Duration.ZERO;
         private double renewalFraction = 1.0 / 3;
         private ScheduledExecutorService scheduler = LeaseWatchdog.sharedScheduler();
         private Clock clock;
@@ -222,6 +283,15 @@ public final class FencedExecutor {
         /** The lease's TTL; 30 s by default. */
         public Builder ttl(Duration ttl) {
             this.ttl = LeaseArguments.requireValidTtl(ttl);
+            return this;
+        }
+
+        /**
+         * Keep each lease at least this long from its grant, however soon the task returns (ShedLock's
+         * {@code lockAtLeastFor}); 0, the default, releases at once. At most the TTL; checked at {@link #build()}.
+         */
+        public Builder minHold(Duration minHold) {
+            this.minHold = Objects.requireNonNull(minHold, "minHold");
             return this;
         }
 

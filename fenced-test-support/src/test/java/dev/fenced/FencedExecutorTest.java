@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.fenced.testing.ManualScheduler;
+import dev.fenced.testing.SettableClock;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -37,6 +38,34 @@ class FencedExecutorTest {
         assertThat(first.status()).isEqualTo(FencedExecutor.Status.EXECUTED);
         assertThat(second.orThrow()).as("released after the first run, a greater token for the second").isGreaterThan(first.orThrow());
         assertThat(reported).containsExactly(FencedExecutor.Status.EXECUTED, FencedExecutor.Status.EXECUTED);
+    }
+
+    /**
+     * ShedLock's lockAtLeastFor: a run shorter than the minimum hold leaves the lease in place until
+     * the hold is out by the store's clock, so the same job skips elsewhere meanwhile; a run without
+     * it (the control) releases at once.
+     */
+    @Test
+    void aMinimumHoldKeepsTheLeaseAfterAShortRunUntilItIsOut() {
+        SettableClock storeClock = new SettableClock();
+        InMemoryLeaseStore leases = new InMemoryLeaseStore(storeClock);
+        FencedExecutor holding = FencedExecutor.builder(leases).ttl(Duration.ofSeconds(30)).minHold(Duration.ofSeconds(10)).build();
+
+        long first = holding.execute("job:hold", Lease::token).orThrow();
+        assertThat(leases.view("job:hold").held()).as("kept after the run returned").isTrue();
+        assertThat(leases.timeLeft("job:hold")).as("cut to what is left of the hold, not the TTL").isLessThanOrEqualTo(Duration.ofSeconds(10))
+                .isGreaterThan(Duration.ofSeconds(9));
+        assertThat(holding.execute("job:hold", Lease::token).status()).as("the same job elsewhere, at once").isEqualTo(FencedExecutor.Status.BUSY);
+        storeClock.advance(Duration.ofSeconds(10));
+        assertThat(holding.execute("job:hold", Lease::token).orThrow()).as("once the hold is out").isGreaterThan(first);
+
+        FencedExecutor releasing = holding.with(Duration.ofSeconds(30), Duration.ZERO);
+        storeClock.advance(Duration.ofSeconds(10));
+        releasing.execute("job:free", Lease::token).orThrow();
+        assertThat(releasing.execute("job:free", Lease::token).status()).as("control: no hold, released at once").isEqualTo(FencedExecutor.Status.EXECUTED);
+        assertThatThrownBy(() -> holding.with(Duration.ofSeconds(5), Duration.ofSeconds(6))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("minimum hold");
+        assertThatThrownBy(() -> FencedExecutor.builder(leases).minHold(Duration.ofSeconds(-1)).build()).isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test
