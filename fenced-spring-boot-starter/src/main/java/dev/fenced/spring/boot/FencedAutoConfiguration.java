@@ -17,6 +17,10 @@ import dev.fenced.jdbc.UnsupportedDatabaseException;
 import dev.fenced.micrometer.FencedMeters;
 import dev.fenced.redis.RedisLeaseStore;
 import dev.fenced.redis.RedisTls;
+import dev.fenced.spring.FencedLock;
+import dev.fenced.spring.FencedLockAdvisor;
+import dev.fenced.spring.FencedLockInterceptor;
+import dev.fenced.spring.FencedLockTransactions;
 import dev.fenced.spring.SpringFencedRows;
 import dev.fenced.spring.SpringFencedTransactions;
 import io.lettuce.core.AbstractRedisClient;
@@ -28,6 +32,8 @@ import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.beans.factory.config.ConfigurableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -38,6 +44,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandi
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Role;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 /**
@@ -227,6 +234,27 @@ public class FencedAutoConfiguration {
             }
             return JdbcLeaseStore.builder(unique).observer(observers(observer)).build();
         }
+    }
+
+    /**
+     * {@link FencedLock} on the application's beans, through the {@link FencedExecutor} and the
+     * guard of its transactions. An infrastructure advisor, as Spring's transaction advisor is, and
+     * static with lazy lookups, so that making it early (auto-proxying does) makes nothing else early.
+     */
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    @ConditionalOnMissingBean
+    static FencedLockAdvisor fencedLockAdvisor(ObjectProvider<FencedExecutor> executor, ObjectProvider<SpringFencedTransactions> guard,
+                                               ConfigurableBeanFactory beanFactory) {
+        // Placeholders only: an EmbeddedValueResolver would also evaluate #{#account} now, without the call's arguments.
+        return new FencedLockAdvisor(new FencedLockInterceptor(executor::getIfUnique, guard::getIfUnique, beanFactory::resolveEmbeddedValue));
+    }
+
+    /** Enters the guard of a transaction begun inside a {@link FencedLock} method; Boot adds it to its transaction manager. */
+    @Bean
+    @ConditionalOnMissingBean
+    static FencedLockTransactions fencedLockTransactions() {
+        return new FencedLockTransactions();
     }
 
     /**

@@ -19,6 +19,8 @@ import dev.fenced.jdbc.JdbcSequenceTokenSource;
 import dev.fenced.jdbc.UnsupportedDatabaseException;
 import dev.fenced.micrometer.FencedMeters;
 import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.spring.FencedContext;
+import dev.fenced.spring.FencedLock;
 import dev.fenced.spring.SpringFencedRows;
 import dev.fenced.spring.SpringFencedTransactions;
 import dev.fenced.sample.LedgerJob;
@@ -42,6 +44,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.actuate.health.Status;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration;
 import org.springframework.boot.autoconfigure.jdbc.DataSourceTransactionManagerAutoConfiguration;
 import org.springframework.boot.autoconfigure.transaction.TransactionAutoConfiguration;
@@ -190,6 +193,26 @@ class FencedAutoConfigurationTest {
         } finally {
             resources.shutdown();
         }
+    }
+
+    /** An application's annotated job, proxied by the starter's advisor. */
+    public static class AnnotatedJob {
+        @FencedLock(resource = "${job.prefix:boot}:#{#name}")
+        public String resource(String name) {
+            return FencedContext.current().orElseThrow().resource();
+        }
+    }
+
+    /** @FencedLock through the starter: ${...} from the environment once, #{...} from each call's arguments. */
+    @Test
+    void anAnnotatedMethodRunsUnderTheLeaseItsArgumentsAndSettingsName() {
+        runner.withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class)).withBean(AnnotatedJob.class)
+                .withPropertyValues("fenced.redis.url=" + TestRedis.uri(), "job.prefix=nightly").run(context -> {
+                    assertThat(context).hasNotFailed();
+                    AnnotatedJob job = context.getBean(AnnotatedJob.class);
+                    assertThat(job.resource("a")).isEqualTo("nightly:a");
+                    assertThat(job.resource("b")).as("evaluated per call, not once").isEqualTo("nightly:b");
+                });
     }
 
     /** fenced.enabled=false: the application starts as if fenced were not on its class path. */

@@ -45,10 +45,7 @@ public class LedgerJob {
         String resource = "ledger:" + account;
         return executor.execute(resource, lease -> {
             if (holdBeforeWrite) {
-                // The test freezes the whole process here with SIGSTOP, then tells it to go on.
-                System.out.println("HOLDING " + lease.token());
-                System.out.flush();
-                awaitGo();
+                holdHere(lease.token());
             }
             return transactions.execute(status -> {
                 if (fenced) {
@@ -58,6 +55,13 @@ public class LedgerJob {
                 return lease.token();
             });
         });
+    }
+
+    /** Says it holds {@code token}, then waits for a line on stdin: the test freezes the whole process here with SIGSTOP, then tells it to go on. */
+    static void holdHere(long token) {
+        System.out.println("HOLDING " + token);
+        System.out.flush();
+        awaitGo();
     }
 
     private static void awaitGo() {

@@ -17,6 +17,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Properties;
 import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
@@ -24,7 +25,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.springframework.boot.SpringBootVersion;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -36,7 +37,9 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * is a separate JVM frozen with SIGSTOP after it took the lease (its renewals freeze with it) and
  * until the lease expired and B, this test's application, posted under the next token. Resumed, A
  * writes: with the fence the database refuses it (A's run ends FENCED_OUT and nothing of it is
- * committed); the control without the fence commits A's stale line beside B's.
+ * committed); the control without the fence commits A's stale line beside B's. Each for the job on
+ * the executor ({@link LedgerJob}) and on {@code @FencedLock} ({@link AnnotatedLedgerJob}, whose
+ * transaction begins inside the method and enters the guard as it begins).
  */
 class SampleApplicationProcessTest {
 
@@ -69,9 +72,9 @@ class SampleApplicationProcessTest {
         }
     }
 
-    @ParameterizedTest(name = "fenced={0}")
-    @ValueSource(booleans = {true, false})
-    void aHolderPausedPastItsTtlCannotCommit(boolean fenced) throws Exception {
+    @ParameterizedTest(name = "{0}, fenced={1}")
+    @CsvSource({"executor, true", "executor, false", "annotation, true", "annotation, false"})
+    void aHolderPausedPastItsTtlCannotCommit(String job, boolean fenced) throws Exception {
         String account = "acct_" + UUID.randomUUID().toString().substring(0, 8);
         Map<String, String> settings = Map.of(
                 "spring.datasource.url", TestDatabases.postgresUrl(),
@@ -79,6 +82,7 @@ class SampleApplicationProcessTest {
                 "fenced.redis.url", "", // FENCED_REDIS_URL, set for the tests, would bind to it: the sample takes Spring's client
                 "fenced.lease.ttl", "1500ms",
                 "sample.account", account,
+                "sample.job", job,
                 "sample.fenced", Boolean.toString(fenced));
 
         Process a = startSample(settings);
@@ -90,12 +94,10 @@ class SampleApplicationProcessTest {
                 .properties(settings.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).toArray(String[]::new))
                 .run()) {
             assertThat(processState(a)).as("A is stopped").isEqualTo('T');
-            LedgerJob job = b.getBean(LedgerJob.class);
             // A's lease is live until its TTL runs out by Redis's clock, which no test can move: B posts until it is not busy.
-            FencedExecutor.Outcome<Long> posted = await("A's lease expired in Redis and B took over").atMost(Duration.ofSeconds(20))
-                    .pollInterval(Duration.ofMillis(100)).until(job::post, outcome -> outcome.status() != FencedExecutor.Status.BUSY);
-            assertThat(posted.status()).as("B took over once A's lease expired").isEqualTo(FencedExecutor.Status.EXECUTED);
-            assertThat(posted.token()).isGreaterThan(tokenA);
+            Long tokenB = await("A's lease expired in Redis and B took over").atMost(Duration.ofSeconds(20))
+                    .pollInterval(Duration.ofMillis(100)).until(() -> post(b, job, account, fenced), Objects::nonNull);
+            assertThat(tokenB).as("B took over with a newer token").isGreaterThan(tokenA);
             assertThat(healthOf(b.getBean("fencedHealthIndicator"))).as("/actuator/health/fenced while A is frozen").isEqualTo("UP");
 
             signal(a, "CONT");
@@ -109,10 +111,10 @@ class SampleApplicationProcessTest {
             if (fenced) {
                 assertThat(outcome).isEqualTo("OUTCOME FENCED_OUT " + tokenA);
                 assertThat(a.exitValue()).isEqualTo(3);
-                assertThat(tokens).as("only B's line: A's stale transaction was refused").containsExactly(posted.token());
+                assertThat(tokens).as("only B's line: A's stale transaction was refused").containsExactly(tokenB);
             } else {
                 assertThat(outcome).isEqualTo("OUTCOME EXECUTED " + tokenA);
-                assertThat(tokens).as("control: A's stale line committed beside B's").containsExactly(posted.token(), tokenA);
+                assertThat(tokens).as("control: A's stale line committed beside B's").containsExactly(tokenB, tokenA);
             }
         } finally {
             a.destroyForcibly();
@@ -122,6 +124,16 @@ class SampleApplicationProcessTest {
     /** Put after a process's last line; compared by identity, so no line it prints can be taken for it. */
     @SuppressWarnings("StringOperationCanBeSimplified")
     private static final String END_OF_OUTPUT = new String("(end of output)");
+
+    /** B's run of the job A runs: its token, or null while A's lease is live. */
+    private static Long post(ConfigurableApplicationContext b, String job, String account, boolean fenced) {
+        if (job.equals("annotation")) {
+            AnnotatedLedgerJob annotated = b.getBean(AnnotatedLedgerJob.class);
+            return fenced ? annotated.post(account) : annotated.postUnfenced(account);
+        }
+        FencedExecutor.Outcome<Long> outcome = b.getBean(LedgerJob.class).post();
+        return outcome.status() == FencedExecutor.Status.BUSY ? null : outcome.orThrow();
+    }
 
     /** The indicator's status code, read by reflection: Boot 3 and Boot 4 keep their health types in different packages. */
     private static String healthOf(Object indicator) throws ReflectiveOperationException {
