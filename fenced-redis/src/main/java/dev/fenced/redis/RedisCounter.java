@@ -32,7 +32,7 @@ final class RedisCounter extends TokenPolicy {
     Optional<Lease> acquire(PolicyContext store, String resource, Duration ttl, String ownerId) {
         RedisKeys keys = store.keys;
         String[] resourceKeys = {keys.lockKey(resource), keys.fenceKey(resource), keys.issuerKey(resource)};
-        long seen = store.highestSeen(resource);
+        long seen = TokenOutOfRangeException.requireCountable(resource, "the highest token seen", store.highestSeen(resource));
         long reply = acquire(store, resourceKeys, ownerId, ttl, "", seen);
         if (reply == RedisScripts.NEED_FLOOR) {
             long highestStored = floor.highestStoredFence(resource);
@@ -41,7 +41,8 @@ final class RedisCounter extends TokenPolicy {
             }
             // A resource with no stored fence starts at 1; one with fences was in use, so tokens may
             // have been issued above its floor that no row shows yet.
-            long reseedTo = highestStored == 0 ? 0 : Math.addExact(highestStored, reseedMargin);
+            long reseedTo = TokenOutOfRangeException.requireCountable(resource, "the counter reseeded from the fence floor",
+                    highestStored == 0 ? 0 : Math.addExact(highestStored, reseedMargin));
             reply = acquire(store, resourceKeys, ownerId, ttl, Long.toString(reseedTo), seen);
             if (reply > 0 && highestStored > 0) { // a floor of 0 is a resource never written: a first counter, not a lost one
                 try (MDC.MDCCloseable r = MDC.putCloseable(LogKeys.RESOURCE, resource);
@@ -63,6 +64,10 @@ final class RedisCounter extends TokenPolicy {
                     + " to reseed it from; refusing to issue a token that could repeat", resource, seen);
             throw new CounterLostException(resource, seen);
         }
+        if (reply >= TokenOutOfRangeException.LIMIT - 1) {
+            // A counter already stored that high (by hand, or before this check): its INCR was not exact. The lease ends by its TTL.
+            throw new TokenOutOfRangeException(resource, "the token from Redis's counter", reply);
+        }
         store.saw(resource, reply);
         return Optional.of(store.grant(resource, reply, ownerId));
     }
@@ -78,6 +83,7 @@ final class RedisCounter extends TokenPolicy {
         if (storedFence <= 0) {
             return;
         }
+        TokenOutOfRangeException.requireCountable(resource, "the stored fence to raise the counter above", storedFence);
         long before = store.calls.script(RedisScripts.RAISE_COUNTER, store.counterKeys(resource), Long.toString(storedFence), "0");
         if (before < 0) {
             try (MDC.MDCCloseable r = MDC.putCloseable(LogKeys.RESOURCE, resource)) {

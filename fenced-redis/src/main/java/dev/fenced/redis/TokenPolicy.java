@@ -160,6 +160,7 @@ public abstract sealed class TokenPolicy permits RedisCounter, TokenEpochs, Dura
         if (floor < 0) {
             throw new IllegalArgumentException("counter floor must not be negative, got " + floor);
         }
+        TokenOutOfRangeException.requireCountable(resource, "the floor to raise the counter to", floor);
         long seen = store.highestSeen(resource);
         long before = store.calls.script(RedisScripts.RAISE_COUNTER, store.counterKeys(resource), Long.toString(floor), seen == 0 ? "1" : "0");
         if (before < 0) {

@@ -363,6 +363,31 @@ class RedisLeaseStoreTest extends LeaseStoreContract {
         }
     }
 
+    /**
+     * Redis's Lua holds integers exactly only up to 2^53: a fence floor or a stored fence above it
+     * (another token space's) is refused, nothing granted or raised, rather than tokens that repeat.
+     * The control shows why, on the same server: two INCRs above 2^53 read back as one number in Lua.
+     */
+    @Test
+    void aFenceAbove2To53IsRefusedRatherThanTokensThatRepeat() {
+        String resource = freshResource();
+        long tooHigh = TokenOutOfRangeException.LIMIT + 5;
+        try (RedisLeaseStore floored = RedisLeaseStore.builder(TestRedis.uri()).tokens(TokenPolicy.redisCounter(r -> tooHigh)).build()) {
+            assertThatThrownBy(() -> floored.tryAcquire(resource, Duration.ofSeconds(10))).isInstanceOf(TokenOutOfRangeException.class)
+                    .hasMessageContaining("2^53").hasMessageContaining(resource);
+            assertThat(admin.exists(store.keys().lockKey(resource))).as("no lease left behind").isZero();
+            assertThatThrownBy(() -> floored.observeStoredFence(resource, tooHigh)).isInstanceOf(TokenOutOfRangeException.class);
+            assertThat(admin.exists(store.keys().fenceKey(resource))).as("no counter raised").isZero();
+        }
+
+        String counter = store.keys().fenceKey(freshResource());
+        admin.set(counter, Long.toString(TokenOutOfRangeException.LIMIT + 10));
+        Long first = admin.eval("return redis.call('INCR', KEYS[1])", ScriptOutputType.INTEGER, counter);
+        Long second = admin.eval("return redis.call('INCR', KEYS[1])", ScriptOutputType.INTEGER, counter);
+        assertThat(second).as("control: two increments above 2^53, one number in Lua").isEqualTo(first);
+        admin.del(counter);
+    }
+
     /** The other way to keep tokens across a restart: a Redis that fsyncs every write. The test above is its control. */
     @Test
     void aRedisThatFsyncsEveryWriteKeepsTheCounterAcrossARestart(@TempDir Path dir) {
