@@ -9,6 +9,7 @@ module dev.fenced.spring.boot {
     requires static dev.fenced.micrometer;
     requires static micrometer.core;
     requires org.slf4j;
+    requires spring.aop;
     requires spring.beans;
     requires spring.boot;
     requires spring.boot.autoconfigure;

@@ -3,11 +3,12 @@ module dev.fenced.spring {
     requires transitive dev.fenced.jdbc;
     requires spring.jdbc;
     requires transitive spring.tx;
-    requires transitive spring.aop;
     requires spring.beans;
-    requires spring.context;
     requires spring.core;
-    requires spring.expression;
+    // @FencedLock's: an application that uses only the guard needs none of them.
+    requires static transitive spring.aop;
+    requires static spring.context;
+    requires static spring.expression;
 
     exports dev.fenced.spring;
 }

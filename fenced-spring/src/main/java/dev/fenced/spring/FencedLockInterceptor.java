@@ -5,6 +5,7 @@ import java.lang.reflect.Method;
 import java.lang.reflect.UndeclaredThrowableException;
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -16,6 +17,7 @@ import org.aopalliance.intercept.MethodInvocation;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.context.expression.MethodBasedEvaluationContext;
 import org.springframework.core.DefaultParameterNameDiscoverer;
+import org.springframework.core.MethodClassKey;
 import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.expression.Expression;
@@ -33,12 +35,12 @@ import org.springframework.util.StringValueResolver;
 public final class FencedLockInterceptor implements MethodInterceptor {
     private static final Pattern SIMPLE_DURATION = Pattern.compile("(\\d+)\\s*(ms|s|m|h|d)");
     /** A variable of the template that names an argument, not a position (#p0, #a0) nor #root or #this. */
-    private static final Pattern ARGUMENT_BY_NAME = Pattern.compile("#(?!(?:p|a)\\d|root\\b|this\\b)[A-Za-z_]\\w*");
+    private static final Pattern ARGUMENT_BY_NAME = Pattern.compile("#(?!(?:p|a)\\d+\\b|root\\b|this\\b)[A-Za-z_]\\w*");
 
     private final Supplier<FencedExecutor> executor;
     private final Supplier<SpringFencedTransactions> guard;
     private final StringValueResolver placeholders;
-    private final Map<Method, Settings> settings = new ConcurrentHashMap<>();
+    private final Map<MethodClassKey, Settings> settings = new ConcurrentHashMap<>();
     private final SpelExpressionParser parser = new SpelExpressionParser();
     private final ParameterNameDiscoverer parameterNames = new DefaultParameterNameDiscoverer();
 
@@ -63,17 +65,33 @@ public final class FencedLockInterceptor implements MethodInterceptor {
     @Override
     public Object invoke(MethodInvocation invocation) throws Throwable {
         Method method = invocation.getMethod();
-        Settings run = settings.computeIfAbsent(method, m -> settingsOf(m, invocation.getThis()));
-        String resource = resourceOf(run, invocation);
+        Class<?> targetClass = invocation.getThis() == null ? method.getDeclaringClass() : AopUtils.getTargetClass(invocation.getThis());
+        Settings run = settings.computeIfAbsent(new MethodClassKey(method, targetClass), key -> settingsOf(method, targetClass));
+        String resource = resourceOf(run, invocation, targetClass);
+        if (FencedContext.holds(resource)) {
+            return invocation.proceed(); // called again under the lease this thread holds: run under it, as ShedLock does
+        }
         SpringFencedTransactions transactions = run.guarded ? guard.get() : null;
         FencedExecutor.Outcome<Object> outcome = run.executor.execute(resource, lease -> {
             FencedContext.Frame frame = FencedContext.push(lease, transactions);
             try {
-                if (transactions != null && TransactionSynchronizationManager.isActualTransactionActive()) {
-                    transactions.enter(resource, lease.token());
+                if (frame.mustEnter(TransactionSynchronizationManager.isCurrentTransactionReadOnly())) {
+                    frame.enter();
                 }
-                Object result = proceed(invocation);
-                frame.throwIfRefusedAtBegin();
+                Object result;
+                try {
+                    result = proceed(invocation);
+                } catch (Exception | Error thrown) {
+                    RuntimeException refused = frame.refusalAtBegin(thrown);
+                    if (refused != null) {
+                        throw refused; // the refusal is why the call failed; what the method threw after it rides along
+                    }
+                    throw thrown;
+                }
+                RuntimeException refused = frame.refusalAtBegin(null);
+                if (refused != null) {
+                    throw refused;
+                }
                 return result;
             } finally {
                 FencedContext.pop(frame);
@@ -82,7 +100,7 @@ public final class FencedLockInterceptor implements MethodInterceptor {
         return switch (outcome.status()) {
             case EXECUTED -> outcome.result();
             case BUSY -> run.returnsOptional ? Optional.empty() : null;
-            case FENCED_OUT, FAILED -> throw outcome.failure();
+            case FENCED_OUT, FAILED -> throw unwrapped(outcome.failure());
         };
     }
 
@@ -96,8 +114,13 @@ public final class FencedLockInterceptor implements MethodInterceptor {
         }
     }
 
-    private Settings settingsOf(Method method, Object target) {
-        Method specific = target == null ? method : AopUtils.getMostSpecificMethod(method, target.getClass());
+    /** What the method threw, as it threw it: the wrapper {@link #proceed} put around a bare Throwable comes off. */
+    private static Throwable unwrapped(Throwable failure) {
+        return failure instanceof UndeclaredThrowableException undeclared && undeclared.getCause() != null ? undeclared.getCause() : failure;
+    }
+
+    private Settings settingsOf(Method method, Class<?> targetClass) {
+        Method specific = AopUtils.getMostSpecificMethod(method, targetClass);
         FencedLock lock = AnnotatedElementUtils.findMergedAnnotation(specific, FencedLock.class);
         if (lock == null) {
             lock = AnnotatedElementUtils.findMergedAnnotation(method, FencedLock.class);
@@ -105,7 +128,7 @@ public final class FencedLockInterceptor implements MethodInterceptor {
         if (lock == null) {
             throw new IllegalStateException("no @FencedLock on " + method);
         }
-        String where = "@FencedLock on " + method.getDeclaringClass().getSimpleName() + "." + method.getName();
+        String where = "@FencedLock on " + targetClass.getSimpleName() + "." + method.getName();
         if (method.getReturnType().isPrimitive() && method.getReturnType() != void.class) {
             throw new IllegalStateException(where + " returns " + method.getReturnType() + ": a call skipped while another holder"
                     + " has the lease has no value for it; return void, an object or an Optional");
@@ -115,8 +138,10 @@ public final class FencedLockInterceptor implements MethodInterceptor {
             throw new IllegalStateException(where + " needs a FencedExecutor bean (a lease store: Spring Data Redis, fenced.redis.url"
                     + " or fenced.leases=database)");
         }
-        Duration ttl = lock.ttl().isBlank() ? base.ttl() : duration(where + ", ttl", resolve(lock.ttl()));
-        Duration minHold = lock.minHold().isBlank() ? base.minHold() : duration(where + ", minHold", resolve(lock.minHold()));
+        String ttlSetting = resolve(lock.ttl());
+        String holdSetting = resolve(lock.minHold());
+        Duration ttl = ttlSetting.isBlank() ? base.ttl() : duration(where + ", ttl", ttlSetting);
+        Duration minHold = holdSetting.isBlank() ? base.minHold() : duration(where + ", minHold", holdSetting);
         FencedExecutor executor;
         try {
             executor = base.with(ttl, minHold);
@@ -124,18 +149,35 @@ public final class FencedLockInterceptor implements MethodInterceptor {
             throw new IllegalArgumentException(where + ": " + e.getMessage(), e);
         }
         String template = resolve(lock.resource());
-        Matcher named = ARGUMENT_BY_NAME.matcher(template);
-        if (named.find() && parameterNames.getParameterNames(method) == null) {
-            // Unknown, #account would be null and every account would share one lease "ledger:null".
-            throw new IllegalStateException(where + " names the argument " + named.group() + ", but " + method.getDeclaringClass().getName()
-                    + " was compiled without parameter names: compile with -parameters (Spring Boot's parent does) or write #p0, #p1, ...");
-        }
+        requireKnownArguments(where, template, specific);
         Expression resource = parser.parseExpression(template, new TemplateParserContext());
         return new Settings(resource, executor, lock.guard(), method.getReturnType() == Optional.class);
     }
 
-    private String resourceOf(Settings run, MethodInvocation invocation) {
-        MethodBasedEvaluationContext context = new MethodBasedEvaluationContext(invocation.getThis(), invocation.getMethod(),
+    /**
+     * Every argument the template names must be one of the method's: an unknown or misspelt name is
+     * null to SpEL, the template drops it, and every call would share one lease ("ledger:").
+     */
+    private void requireKnownArguments(String where, String template, Method method) {
+        String[] names = parameterNames.getParameterNames(method);
+        List<String> known = names == null ? List.of() : List.of(names);
+        Matcher named = ARGUMENT_BY_NAME.matcher(template);
+        while (named.find()) {
+            String name = named.group().substring(1);
+            if (names == null) {
+                throw new IllegalStateException(where + " names the argument #" + name + ", but " + method.getDeclaringClass().getName()
+                        + " was compiled without parameter names: compile with -parameters (Spring Boot's parent does) or write #p0, #p1, ...");
+            }
+            if (!known.contains(name)) {
+                throw new IllegalStateException(where + " names the argument #" + name + ", which the method does not have; it has "
+                        + known.stream().map(n -> "#" + n).toList());
+            }
+        }
+    }
+
+    private String resourceOf(Settings run, MethodInvocation invocation, Class<?> targetClass) {
+        Method specific = AopUtils.getMostSpecificMethod(invocation.getMethod(), targetClass);
+        MethodBasedEvaluationContext context = new MethodBasedEvaluationContext(invocation.getThis(), specific,
                 invocation.getArguments(), parameterNames);
         Object value = run.resource.getValue(context);
         if (value == null) {

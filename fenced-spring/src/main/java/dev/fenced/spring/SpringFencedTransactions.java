@@ -41,6 +41,17 @@ public final class SpringFencedTransactions {
     }
 
     /**
+     * Whether a Spring transaction on this DataSource is active on this thread: one whose connection
+     * is bound and synchronized with it (a transaction of another manager, or on another DataSource,
+     * is not).
+     */
+    public boolean isBoundToTransaction() {
+        return TransactionSynchronizationManager.isActualTransactionActive()
+                && TransactionSynchronizationManager.getResource(dataSource) instanceof ConnectionHolder holder
+                && holder.isSynchronizedWithTransaction();
+    }
+
+    /**
      * Enters the current Spring transaction under {@code token} for {@code resource}.
      *
      * @throws IllegalStateException     when no Spring transaction is active on this thread

@@ -19,6 +19,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 import org.springframework.context.annotation.Bean;
@@ -27,6 +28,7 @@ import org.springframework.context.annotation.Role;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.support.JdbcTransactionManager;
 import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.annotation.EnableTransactionManagement;
 import org.springframework.transaction.annotation.Transactional;
 import org.springframework.transaction.support.TransactionTemplate;
@@ -48,9 +50,43 @@ class FencedLockTest {
         private final JdbcTemplate jdbc;
         private final TransactionTemplate transactions;
 
-        Jobs(JdbcTemplate jdbc, TransactionTemplate transactions) {
+        private final TransactionTemplate requiresNew;
+        private final TransactionTemplate readOnly;
+        private final Inner inner;
+
+        Jobs(JdbcTemplate jdbc, PlatformTransactionManager transactionManager, Inner inner) {
             this.jdbc = jdbc;
-            this.transactions = transactions;
+            this.transactions = new TransactionTemplate(transactionManager);
+            this.requiresNew = new TransactionTemplate(transactionManager);
+            requiresNew.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
+            this.readOnly = new TransactionTemplate(transactionManager);
+            readOnly.setReadOnly(true);
+            this.inner = inner;
+        }
+
+        /** A guarded transaction, and inside it a REQUIRES_NEW one on a second connection (an audit line, say). */
+        @Transactional
+        @FencedLock(resource = "ledger:#{#account}", ttl = "10s")
+        public Long postWithAnAuditLine(String account) {
+            long token = insert(account, "line");
+            requiresNew.executeWithoutResult(status -> insert(account, "audit"));
+            return token;
+        }
+
+        @FencedLock(resource = "ledger:#{#account}", ttl = "10s")
+        public Integer readInAReadOnlyTransaction(String account) {
+            return readOnly.execute(status -> lines(account, "fresh"));
+        }
+
+        /** Calls another bean's method on the same resource: it runs under this call's lease. */
+        @FencedLock(resource = "ledger:#{#account}", ttl = "10s")
+        public long[] outerAndInnerTokens(String account) {
+            return new long[] {FencedContext.token(), inner.token(account)};
+        }
+
+        @FencedLock(resource = "ledger:#{#acount}")
+        public Long misspelt(String account) {
+            return 0L;
         }
 
         @FencedLock(resource = "ledger:#{#account}", ttl = "10s")
@@ -112,6 +148,14 @@ class FencedLockTest {
         }
     }
 
+    /** Another bean, on the same resource as its caller. */
+    public static class Inner {
+        @FencedLock(resource = "ledger:#{#account}", ttl = "10s")
+        public Long token(String account) {
+            return FencedContext.token();
+        }
+    }
+
     @Configuration
     @EnableTransactionManagement
     static class Application {
@@ -131,8 +175,13 @@ class FencedLockTest {
         }
 
         @Bean
-        Jobs jobs(PlatformTransactionManager transactionManager) {
-            return new Jobs(new JdbcTemplate(db), new TransactionTemplate(transactionManager));
+        Inner inner() {
+            return new Inner();
+        }
+
+        @Bean
+        Jobs jobs(PlatformTransactionManager transactionManager, Inner inner) {
+            return new Jobs(new JdbcTemplate(db), transactionManager, inner);
         }
     }
 
@@ -225,6 +274,29 @@ class FencedLockTest {
         assertThat(jobs().lines(account, "stale")).as("rolled back: refused when it began").isZero();
     }
 
+    /**
+     * A REQUIRES_NEW transaction inside a guarded one does not enter again: the outer one holds the
+     * guard's row lock with this token (no newer holder can enter), and a second entry from another
+     * connection would wait for that lock on this very thread. The bound fails the test instead of hanging.
+     */
+    @Test
+    @Timeout(value = 30, threadMode = Timeout.ThreadMode.SEPARATE_THREAD) // a wait on the guard's own row lock would never end
+    void aRequiresNewTransactionInsideAGuardedOneDoesNotWaitForItsOwnGuard() {
+        String account = account();
+        assertThat(jobs().postWithAnAuditLine(account)).isPositive();
+        assertThat(jobs().lines(account, "line")).isEqualTo(1);
+        assertThat(jobs().lines(account, "audit")).isEqualTo(1);
+    }
+
+    @Test
+    void aReadOnlyTransactionInsideIsLeftAloneAndANestedCallOnTheSameResourceRunsUnderTheLease() {
+        String account = account();
+        jobs().post(account, "fresh");
+        assertThat(jobs().readInAReadOnlyTransaction(account)).as("read, not refused for a guard it cannot write").isEqualTo(1);
+        long[] tokens = jobs().outerAndInnerTokens(account);
+        assertThat(tokens[1]).as("the inner call ran (not skipped as busy) under the outer call's lease").isEqualTo(tokens[0]);
+    }
+
     /** ShedLock's lockAtLeastFor: a short run keeps its lease, so the same job called again at once is skipped. */
     @Test
     void aMinimumHoldSkipsTheSameJobCalledAgainAtOnce() {
@@ -239,6 +311,8 @@ class FencedLockTest {
 
     @Test
     void whatCannotWorkIsRefusedWithTheMethodNamed() {
+        assertThatThrownBy(() -> jobs().misspelt("acct_1")).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("#acount").hasMessageContaining("[#account]");
         assertThatThrownBy(() -> jobs().primitive()).isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("Jobs.primitive").hasMessageContaining("returns int");
         assertThatThrownBy(() -> jobs().holdAboveTtl()).isInstanceOf(IllegalArgumentException.class)

@@ -61,16 +61,19 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * <p>On Spring's client the store takes that client's deployment (one server, Sentinel, Cluster) and
  * TLS; on {@code fenced.redis.url}, the URL's, with {@code fenced.redis.tls.*}.
  */
-// After the beans it looks for (@ConditionalOnBean sees only what was defined before it): Boot 3's names, then
-// Boot 4's, whose auto-configurations moved to modules of their own. A name not on the class path is skipped.
+// After the beans it looks for (@ConditionalOnBean sees only what was defined before it), and after the transaction
+// advisor, so that @FencedLock's advisor, at the same order, runs inside @Transactional: Boot 3's names, then Boot 4's,
+// whose auto-configurations moved to modules of their own. A name not on the class path is skipped.
 @AutoConfiguration(
         afterName = {
             "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration",
             "org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration",
             "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
+            "org.springframework.boot.autoconfigure.transaction.TransactionAutoConfiguration",
             "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
             "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
-            "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration"
+            "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
+            "org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration"
         })
 @ConditionalOnProperty(name = "fenced.enabled", havingValue = "true", matchIfMissing = true)
 @EnableConfigurationProperties(FencedProperties.class)

@@ -16,6 +16,7 @@ import dev.fenced.jdbc.FencedRows;
 import dev.fenced.jdbc.FencedTransactions;
 import dev.fenced.jdbc.JdbcLeaseStore;
 import dev.fenced.jdbc.JdbcSequenceTokenSource;
+import dev.fenced.jdbc.StaleTransactionException;
 import dev.fenced.jdbc.UnsupportedDatabaseException;
 import dev.fenced.micrometer.FencedMeters;
 import dev.fenced.redis.RedisLeaseStore;
@@ -56,6 +57,7 @@ import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DriverManagerDataSource;
+import org.springframework.transaction.annotation.Transactional;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /** The starter against the real Redis and PostgreSQL: what it wires, from which properties, and what it refuses. */
@@ -212,6 +214,44 @@ class FencedAutoConfigurationTest {
                     AnnotatedJob job = context.getBean(AnnotatedJob.class);
                     assertThat(job.resource("a")).isEqualTo("nightly:a");
                     assertThat(job.resource("b")).as("evaluated per call, not once").isEqualTo("nightly:b");
+                });
+    }
+
+    /** An application's job that is both @Transactional and @FencedLock. */
+    public static class TransactionalJob {
+        private final AtomicInteger bodies = new AtomicInteger();
+
+        @Transactional
+        @FencedLock(resource = "boot-tx:#{#name}")
+        public Long run(String name) {
+            bodies.incrementAndGet();
+            return FencedContext.token();
+        }
+
+        public int bodies() {
+            return bodies.get();
+        }
+    }
+
+    /**
+     * Through the starter, the advisor runs inside @Transactional: the transaction begins, then the
+     * lease and the guard, so a stale token is refused before the method's body runs.
+     */
+    @Test
+    void onAMethodThatIsAlsoTransactionalARefusalComesBeforeTheBody() {
+        runner.withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, DataSourceTransactionManagerAutoConfiguration.class,
+                        TransactionAutoConfiguration.class)).withBean(TransactionalJob.class)
+                .withPropertyValues("fenced.leases=database").run(context -> {
+                    assertThat(context).hasNotFailed();
+                    TransactionalJob job = context.getBean(TransactionalJob.class);
+                    String name = UUID.randomUUID().toString();
+                    assertThat(job.run(name)).isPositive();
+                    long newer = JdbcSequenceTokenSource.of(context.getBean(DataSource.class)).nextToken("boot-tx:" + name) + 1_000_000;
+                    context.getBean(TransactionTemplate.class).executeWithoutResult(
+                            status -> context.getBean(SpringFencedTransactions.class).enter("boot-tx:" + name, newer));
+                    int bodies = job.bodies();
+                    assertThatThrownBy(() -> job.run(name)).isInstanceOf(StaleTransactionException.class);
+                    assertThat(job.bodies()).as("refused before the body ran").isEqualTo(bodies);
                 });
     }
 
