@@ -173,6 +173,7 @@ public final class FencedExecutor {
         AtomicBoolean lost = new AtomicBoolean();
         LeaseWatchdog watchdog = renewalFraction == 0 ? null : startWatchdog(lease, (l, cause) -> lost.set(true));
         boolean interrupted = false;
+        boolean fencedOut = false;
         try {
             T result = task.run(lease);
             return new Outcome<>(resource, Status.EXECUTED, lease.token(), result, null, lost.get());
@@ -184,6 +185,7 @@ public final class FencedExecutor {
                 LOG.log(Level.WARNING, "task under {0} with token {1} failed: {2}", resource, lease.token(), e.toString());
                 return new Outcome<>(resource, Status.FAILED, lease.token(), null, e, lost.get());
             }
+            fencedOut = true;
             raiseCounter(resource, violation);
             LOG.log(Level.WARNING, "task under {0} with token {1} was fenced out: {2}", resource, lease.token(),
                     violation.getMessage());
@@ -196,7 +198,8 @@ public final class FencedExecutor {
             // not the command ran): release with the flag down, and set it again after.
             interrupted |= Thread.interrupted();
             Duration heldFor = Duration.ofNanos(System.nanoTime() - grantedAt);
-            if (heldFor.compareTo(minHold) < 0) {
+            // Fenced out, a newer holder has the resource: there is no lease of this run's left to hold.
+            if (!fencedOut && heldFor.compareTo(minHold) < 0) {
                 keepUntilMinHold(lease, minHold.minus(heldFor));
             } else {
                 release(lease);
