@@ -41,6 +41,7 @@ final class RedisCounter extends TokenPolicy {
             }
             // A resource with no stored fence starts at 1; one with fences was in use, so tokens may
             // have been issued above its floor that no row shows yet.
+            TokenOutOfRangeException.requireCountable(resource, "the fence floor", highestStored);
             long reseedTo = TokenOutOfRangeException.requireCountable(resource, "the counter reseeded from the fence floor",
                     highestStored == 0 ? 0 : Math.addExact(highestStored, reseedMargin));
             reply = acquire(store, resourceKeys, ownerId, ttl, Long.toString(reseedTo), seen);
@@ -65,7 +66,8 @@ final class RedisCounter extends TokenPolicy {
             throw new CounterLostException(resource, seen);
         }
         if (reply >= TokenOutOfRangeException.LIMIT - 1) {
-            // A counter already stored that high (by hand, or before this check): its INCR was not exact. The lease ends by its TTL.
+            // A counter already stored that high (by hand, or before this check): its INCR was not exact. Let go of the lease.
+            store.calls.script(RedisScripts.RELEASE, new String[] {resourceKeys[0]}, ownerId);
             throw new TokenOutOfRangeException(resource, "the token from Redis's counter", reply);
         }
         store.saw(resource, reply);

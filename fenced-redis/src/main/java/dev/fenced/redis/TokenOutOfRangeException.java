@@ -11,15 +11,15 @@ import dev.fenced.FencedException;
  * where the high fence came from.
  */
 public final class TokenOutOfRangeException extends FencedException {
-    /** The highest counter value Redis's scripts can issue and compare exactly: 2^53. */
+    /** 2^53: Redis's Lua scripts hold integers exactly below it; a floor, fence or token must stay below 2^53 - 1 so that one more is exact. */
     public static final long LIMIT = 1L << 53;
 
     private final String resource;
     private final long value;
 
     TokenOutOfRangeException(String resource, String what, long value) {
-        super(what + " for '" + resource + "' is " + value + ", at or above 2^53 (" + LIMIT + "), the largest integer Redis's Lua"
-                + " scripts hold exactly: tokens from its counter could repeat. Such a fence comes from another token space; issue"
+        super(what + " for '" + resource + "' is " + value + ", at or above 2^53 - 1 (" + (LIMIT - 1) + "): Redis's Lua scripts"
+                + " hold integers exactly only up to 2^53, and tokens from its counter could repeat. Such a fence comes from another token space; issue"
                 + " tokens from the database (TokenPolicy.durable) or find where it came from. Nothing was granted or raised.");
         this.resource = resource;
         this.value = value;
