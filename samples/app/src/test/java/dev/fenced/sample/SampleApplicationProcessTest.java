@@ -4,13 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.fenced.FencedExecutor;
+import dev.fenced.testing.servers.JavaProcess;
 import dev.fenced.testing.servers.TestDatabases;
 import dev.fenced.testing.servers.TestRedis;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.io.OutputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -20,9 +17,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Properties;
 import java.util.UUID;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -85,45 +79,39 @@ class SampleApplicationProcessTest {
                 "sample.job", job,
                 "sample.fenced", Boolean.toString(fenced));
 
-        Process a = startSample(settings);
-        BlockingQueue<String> aLines = lines(a);
-        String holding = awaitLine(aLines, "HOLDING ");
-        long tokenA = Long.parseLong(holding.substring("HOLDING ".length()).trim());
-        signal(a, "STOP");
-        try (ConfigurableApplicationContext b = new SpringApplicationBuilder(SampleApplication.class)
-                .properties(settings.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).toArray(String[]::new))
-                .run()) {
-            assertThat(processState(a)).as("A is stopped").isEqualTo('T');
-            // A's lease is live until its TTL runs out by Redis's clock, which no test can move: B posts until it is not busy.
-            Long tokenB = await("A's lease expired in Redis and B took over").atMost(Duration.ofSeconds(20))
-                    .pollInterval(Duration.ofMillis(100)).until(() -> post(b, job, account, fenced), Objects::nonNull);
-            assertThat(tokenB).as("B took over with a newer token").isGreaterThan(tokenA);
-            assertThat(healthOf(b.getBean("fencedHealthIndicator"))).as("/actuator/health/fenced while A is frozen").isEqualTo("UP");
+        List<String> args = new ArrayList<>();
+        settings.forEach((key, value) -> args.add("--" + key + "=" + value));
+        args.add("--sample.hold-before-write=true");
+        try (JavaProcess a = JavaProcess.start(SampleApplication.class, args)) {
+            String holding = a.awaitLine("HOLDING ");
+            long tokenA = Long.parseLong(holding.substring("HOLDING ".length()).trim());
+            a.stop();
+            try (ConfigurableApplicationContext b = new SpringApplicationBuilder(SampleApplication.class)
+                    .properties(settings.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).toArray(String[]::new))
+                    .run()) {
+                // A's lease is live until its TTL runs out by Redis's clock, which no test can move: B posts until it is not busy.
+                Long tokenB = await("A's lease expired in Redis and B took over").atMost(Duration.ofSeconds(20))
+                        .pollInterval(Duration.ofMillis(100)).until(() -> post(b, job, account, fenced), Objects::nonNull);
+                assertThat(tokenB).as("B took over with a newer token").isGreaterThan(tokenA);
+                assertThat(healthOf(b.getBean("fencedHealthIndicator"))).as("/actuator/health/fenced while A is frozen").isEqualTo("UP");
 
-            signal(a, "CONT");
-            try (OutputStream in = a.getOutputStream()) {
-                in.write("go\n".getBytes(StandardCharsets.UTF_8));
+                a.resume();
+                a.tell("go");
+                int exit = a.awaitExit(Duration.ofSeconds(60));
+                String outcome = a.awaitLine("OUTCOME ");
+                JdbcTemplate jdbc = b.getBean(JdbcTemplate.class);
+                List<Long> tokens = jdbc.queryForList("SELECT token FROM sample_ledger WHERE account = ? ORDER BY id", Long.class, account);
+                if (fenced) {
+                    assertThat(outcome).isEqualTo("OUTCOME FENCED_OUT " + tokenA);
+                    assertThat(exit).isEqualTo(3);
+                    assertThat(tokens).as("only B's line: A's stale transaction was refused").containsExactly(tokenB);
+                } else {
+                    assertThat(outcome).isEqualTo("OUTCOME EXECUTED " + tokenA);
+                    assertThat(tokens).as("control: A's stale line committed beside B's").containsExactly(tokenB, tokenA);
+                }
             }
-            assertThat(a.waitFor(60, TimeUnit.SECONDS)).as("A finished").isTrue();
-            String outcome = awaitLine(aLines, "OUTCOME ");
-            JdbcTemplate jdbc = b.getBean(JdbcTemplate.class);
-            List<Long> tokens = jdbc.queryForList("SELECT token FROM sample_ledger WHERE account = ? ORDER BY id", Long.class, account);
-            if (fenced) {
-                assertThat(outcome).isEqualTo("OUTCOME FENCED_OUT " + tokenA);
-                assertThat(a.exitValue()).isEqualTo(3);
-                assertThat(tokens).as("only B's line: A's stale transaction was refused").containsExactly(tokenB);
-            } else {
-                assertThat(outcome).isEqualTo("OUTCOME EXECUTED " + tokenA);
-                assertThat(tokens).as("control: A's stale line committed beside B's").containsExactly(tokenB, tokenA);
-            }
-        } finally {
-            a.destroyForcibly();
         }
     }
-
-    /** Put after a process's last line; compared by identity, so no line it prints can be taken for it. */
-    @SuppressWarnings("StringOperationCanBeSimplified")
-    private static final String END_OF_OUTPUT = new String("(end of output)");
 
     /** B's run of the job A runs: its token, or null while A's lease is live. */
     private static Long post(ConfigurableApplicationContext b, String job, String account, boolean fenced) {
@@ -140,66 +128,5 @@ class SampleApplicationProcessTest {
         Object health = indicator.getClass().getMethod("health").invoke(indicator);
         Object status = health.getClass().getMethod("getStatus").invoke(health);
         return (String) status.getClass().getMethod("getCode").invoke(status);
-    }
-
-    private static Process startSample(Map<String, String> settings) throws IOException {
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp", System.getProperty("java.class.path"), SampleApplication.class.getName()));
-        settings.forEach((key, value) -> command.add("--" + key + "=" + value));
-        command.add("--sample.hold-before-write=true");
-        return new ProcessBuilder(command).redirectErrorStream(true).start();
-    }
-
-    private static BlockingQueue<String> lines(Process process) {
-        BlockingQueue<String> lines = new LinkedBlockingQueue<>();
-        Thread reader = new Thread(() -> {
-            try (BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-                for (String line; (line = out.readLine()) != null; ) {
-                    lines.add(line);
-                }
-            } catch (IOException ignored) {
-                // the process ended
-            }
-            lines.add(END_OF_OUTPUT);
-        });
-        reader.setDaemon(true);
-        reader.start();
-        return lines;
-    }
-
-    private static String awaitLine(BlockingQueue<String> lines, String prefix) throws InterruptedException {
-        List<String> seen = new ArrayList<>();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (System.nanoTime() < deadline) {
-            String line = lines.poll(1, TimeUnit.SECONDS);
-            if (line == null) {
-                continue;
-            }
-            if (line == END_OF_OUTPUT) {
-                lines.add(END_OF_OUTPUT); // for a later look
-                break; // the process ended without it: no point waiting out the deadline
-            }
-            if (line.startsWith(prefix)) {
-                return line;
-            }
-            seen.add(line);
-        }
-        throw new AssertionError("no line starting with '" + prefix + "'; the process printed:\n" + String.join("\n", seen));
-    }
-
-    private static void signal(Process process, String signal) throws IOException, InterruptedException {
-        Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid())).inheritIO().start();
-        assertThat(kill.waitFor()).as("kill -" + signal).isZero();
-    }
-
-    /** The state letter in /proc/PID/stat: T when stopped by a signal. */
-    private static char processState(Process process) {
-        Path stat = Path.of("/proc", Long.toString(process.pid()), "stat");
-        // The kernel stops the process a moment after kill returns: polled, up to a second.
-        return await("the kernel shows process " + process.pid() + " stopped").atMost(Duration.ofSeconds(1))
-                .pollInterval(Duration.ofMillis(20)).until(() -> {
-                    String text = Files.readString(stat);
-                    return text.charAt(text.lastIndexOf(')') + 2);
-                }, state -> state == 'T');
     }
 }
