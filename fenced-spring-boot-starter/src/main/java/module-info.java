@@ -7,6 +7,7 @@ module dev.fenced.spring.boot {
     requires transitive dev.fenced.jdbc;
     requires transitive dev.fenced.spring;
     requires static dev.fenced.micrometer;
+    requires static dev.fenced.shedlock;
     requires static micrometer.core;
     requires org.slf4j;
     requires spring.aop;

@@ -17,6 +17,7 @@ public class FencedProperties {
     private final Floor floor = new Floor();
     private final Rows rows = new Rows();
     private final Schema schema = new Schema();
+    private final Shedlock shedlock = new Shedlock();
     /**
      * Where fencing tokens come from: redis (the Redis counter, taken with the lease in one script;
      * reseeded from fenced.floor.* when Redis loses it), epochs (the Redis counter in epochs drawn
@@ -55,6 +56,10 @@ public class FencedProperties {
 
     public Rows getRows() {
         return rows;
+    }
+
+    public Shedlock getShedlock() {
+        return shedlock;
     }
 
     public Schema getSchema() {
@@ -308,6 +313,20 @@ public class FencedProperties {
 
         public void setDoneState(String doneState) {
             this.doneState = doneState;
+        }
+    }
+
+    /** The ShedLock bridge (fenced-shedlock on the class path, no LockProvider of the application's). */
+    public static class Shedlock {
+        /** Put before every @SchedulerLock name to make its lease's resource. */
+        private String prefix = "shedlock:";
+
+        public String getPrefix() {
+            return prefix;
+        }
+
+        public void setPrefix(String prefix) {
+            this.prefix = prefix;
         }
     }
 
