@@ -13,6 +13,7 @@ import dev.fenced.jdbc.FencedTransactions;
 import dev.fenced.jdbc.JdbcFenceFloor;
 import dev.fenced.jdbc.JdbcLeaseStore;
 import dev.fenced.jdbc.JdbcSequenceTokenSource;
+import dev.fenced.jdbc.SchemaCheck;
 import dev.fenced.jdbc.UnsupportedDatabaseException;
 import dev.fenced.micrometer.FencedMeters;
 import dev.fenced.redis.RedisLeaseStore;
@@ -28,6 +29,10 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.resource.ClientResources;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.List;
+import java.util.stream.Collectors;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -42,10 +47,14 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.jdbc.EmbeddedDatabaseConnection;
+import org.springframework.boot.sql.init.dependency.DatabaseInitializationDependencyConfigurer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Role;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.util.ClassUtils;
 
 /**
  * Wires fencing into a Spring Boot application: a {@link RedisLeaseStore} on {@code fenced.redis.url}
@@ -80,19 +89,55 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 public class FencedAutoConfiguration {
     private static final Logger LOG = LoggerFactory.getLogger(FencedAutoConfiguration.class);
 
-    /** Tables the library needs, made or upgraded at start-up; other beans use them only when called. */
+    /**
+     * Tables the library needs, made or upgraded at start-up where Boot would make schema (an embedded
+     * database) or where {@code fenced.schema.migrate=true} asks; other beans use them only when called.
+     */
     @Bean
     @ConditionalOnSingleCandidate(DataSource.class)
-    @ConditionalOnClass(name = "org.flywaydb.core.Flyway")
     @ConditionalOnProperty(name = "fenced.schema.migrate", havingValue = "true", matchIfMissing = true)
-    public FencedSchemaMigration fencedSchemaMigration(DataSource dataSource) {
+    public FencedSchemaMigration fencedSchemaMigration(DataSource dataSource, FencedProperties properties) {
+        boolean asked = Boolean.TRUE.equals(properties.getSchema().getMigrate());
+        if (!asked && !EmbeddedDatabaseConnection.isEmbedded(dataSource)) {
+            warnOfMissingTables(dataSource);
+            return new FencedSchemaMigration(false);
+        }
+        if (!ClassUtils.isPresent("org.flywaydb.core.Flyway", FencedAutoConfiguration.class.getClassLoader())) {
+            if (asked) {
+                throw new IllegalStateException("fenced.schema.migrate=true needs flyway-core (and the database's Flyway module)"
+                        + " on the class path; add it, or apply the scripts in " + FencedSchema.SCRIPTS + " yourself");
+            }
+            return new FencedSchemaMigration(false);
+        }
         try {
             FencedSchema.migrate(dataSource);
+            return new FencedSchemaMigration(true);
         } catch (UnsupportedDatabaseException e) {
             // An H2 of a @SpringBootTest, say: the application starts; a fenced write there is refused with the same reason.
             LOG.warn("fenced: the library's tables were not migrated, {}", e.getMessage());
+            return new FencedSchemaMigration(false);
         }
-        return new FencedSchemaMigration();
+    }
+
+    /** One line at start-up when the tables a fenced write would need are not there, instead of a refusal at the first write. */
+    private static void warnOfMissingTables(DataSource dataSource) {
+        try (Connection connection = dataSource.getConnection()) {
+            List<SchemaCheck.Problem> problems = SchemaCheck.checkLibraryTables(connection);
+            if (!problems.isEmpty()) {
+                LOG.warn("fenced: {}; the library's tables are migrated only in embedded databases unless"
+                        + " fenced.schema.migrate=true (or apply the scripts in {})",
+                        problems.stream().map(SchemaCheck.Problem::toString).collect(Collectors.joining("; ")), FencedSchema.SCRIPTS);
+            }
+        } catch (SQLException | RuntimeException e) {
+            LOG.warn("fenced: could not check the library's tables: {}", e.getMessage());
+        }
+    }
+
+    /** Boot's ordering of database initializers, imported where Boot's own auto-configurations have not. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "org.springframework.boot.sql.init.dependency.DatabaseInitializationDependencyConfigurer")
+    @Import(DatabaseInitializationDependencyConfigurer.class)
+    static class DatabaseInitializationOrder {
     }
 
     @Bean

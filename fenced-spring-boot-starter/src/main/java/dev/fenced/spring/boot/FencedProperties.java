@@ -332,14 +332,18 @@ public class FencedProperties {
 
     /** The library's own tables (fence_guard, fence_counter, fence_token_seq). */
     public static class Schema {
-        /** Create or upgrade them at start-up with Flyway (needs flyway-core and the database's Flyway module). */
-        private boolean migrate = true;
+        /**
+         * Create or upgrade them at start-up with Flyway (needs flyway-core and the database's Flyway
+         * module). Unset: only in an embedded database, as Boot's spring.sql.init.mode=embedded does;
+         * true: in any database; false: never (apply the scripts in dev/fenced/jdbc/migration yourself).
+         */
+        private Boolean migrate;
 
-        public boolean isMigrate() {
+        public Boolean getMigrate() {
             return migrate;
         }
 
-        public void setMigrate(boolean migrate) {
+        public void setMigrate(Boolean migrate) {
             this.migrate = migrate;
         }
     }

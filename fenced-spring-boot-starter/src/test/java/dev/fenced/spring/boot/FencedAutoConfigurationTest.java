@@ -66,7 +66,7 @@ class FencedAutoConfigurationTest {
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
             .withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class, FencedAutoConfiguration.class))
-            .withPropertyValues("spring.datasource.url=" + TestDatabases.postgresUrl());
+            .withPropertyValues("spring.datasource.url=" + TestDatabases.postgresUrl(), "fenced.schema.migrate=true");
 
     @Test
     void theSampleApplicationRunsItsFencedJobOnSpringsRedisClientWithHealthAndMeters() {
