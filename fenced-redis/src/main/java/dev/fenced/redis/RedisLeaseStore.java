@@ -48,6 +48,7 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
     private final PolicyContext context;
 
     private RedisLeaseStore(Builder builder) {
+        LettuceVersion.requireSupported(LettuceVersion.onClassPath());
         this.keys = builder.keys;
         this.tokens = builder.tokens == null ? TokenPolicy.redisCounter() : builder.tokens;
         this.link = builder.adapter.connect(new RedisClientAdapter.OwnClientSettings(builder.commandTimeout, builder.clientResources,
@@ -348,6 +349,7 @@ public final class RedisLeaseStore implements LeaseStore, AutoCloseable {
          * @throws IllegalArgumentException for a malformed URL
          * @throws StoreAuthenticationException when Redis refuses the credentials
          * @throws dev.fenced.StoreUnavailableException when Redis cannot be reached
+         * @throws UnsupportedLettuceVersionException when the class path's Lettuce is outside {@value LettuceVersion#SUPPORTED}
          */
         public RedisLeaseStore build() {
             return new RedisLeaseStore(this);
