@@ -8,7 +8,6 @@ module dev.fenced.settlement {
     requires transitive dev.fenced.gateway;
     requires static flyway.core; // present at run time through the pom; static: Flyway names no module of its own
     requires org.slf4j;
-    requires static dev.fenced.micrometer;
     requires static micrometer.core;
 
     exports dev.fenced.settlement;

@@ -51,9 +51,9 @@ class WorkerMetricsTest {
             String scrape = await("the worker settling the job and its meters showing it").atMost(Duration.ofSeconds(60))
                     .pollInterval(Duration.ofMillis(200))
                     .until(() -> http.send(HttpRequest.newBuilder(URI.create(endpoint)).build(), HttpResponse.BodyHandlers.ofString()).body(),
-                            body -> body.contains("fenced_refunds_settled_total{state=\"sent\"} 3.0"));
-            assertThat(scrape).contains("fenced_refunds_settled_total{state=\"sent\"} 3.0")
-                    .contains("fenced_gateway_calls_total{outcome=\"succeeded\"} 3.0")
+                            body -> body.contains("settlement_refunds_settled_total{state=\"sent\"} 3.0"));
+            assertThat(scrape).contains("settlement_refunds_settled_total{state=\"sent\"} 3.0")
+                    .contains("settlement_gateway_calls_total{outcome=\"succeeded\"} 3.0")
                     .contains("fenced_lease_acquire_seconds_count{outcome=\"granted\"} 1")
                     .contains("jvm_memory_used_bytes");
             new ProcessBuilder("kill", "-TERM", Long.toString(worker.pid())).start().waitFor();

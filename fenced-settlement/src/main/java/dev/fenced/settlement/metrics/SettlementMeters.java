@@ -1,6 +1,5 @@
 package dev.fenced.settlement.metrics;
 
-import dev.fenced.micrometer.FencedMeters;
 import dev.fenced.settlement.SettlementEvent;
 import dev.fenced.settlement.SettlementListener;
 import io.micrometer.core.instrument.Counter;
@@ -8,7 +7,8 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Objects;
 
 /**
- * A settlement worker's gateway answers and settled refunds as meters; give it to
+ * A settlement worker's gateway answers, settled refunds and refused runs as meters, under
+ * {@code settlement.*}, apart from the library's {@code fenced.*} meters; give it to
  * {@code SettlementWorker.Builder.listener} (beside any other listener). It lives beside the worker
  * because it knows the worker's events; Micrometer and {@code fenced-micrometer} are optional
  * dependencies of this module, needed only by an application that uses this class.
@@ -18,23 +18,26 @@ import java.util.Objects;
  *   <tr><th>name</th><th>type</th><th>tags</th><th>counts</th></tr>
  *   <tr><td>{@value #GATEWAY_CALLS}</td><td>counter</td><td>outcome: succeeded, absent, rejected, unknown, unavailable</td><td>gateway refunds and lookups</td></tr>
  *   <tr><td>{@value #SETTLED}</td><td>counter</td><td>state: sent, failed</td><td>refunds a worker finished</td></tr>
- *   <tr><td>{@value FencedMeters#VIOLATIONS}</td><td>counter</td><td>operation: settle</td><td>runs a refused write stopped</td></tr>
+ *   <tr><td>{@value #VIOLATIONS}</td><td>counter</td><td></td><td>runs a refused write stopped</td></tr>
  * </table>
  *
  * Thread-safe. It counts what the worker reports; it does not time the runs or tag by merchant.
  */
 public final class SettlementMeters implements SettlementListener {
-    public static final String GATEWAY_CALLS = "fenced.gateway.calls";
-    public static final String SETTLED = "fenced.refunds.settled";
+    public static final String GATEWAY_CALLS = "settlement.gateway.calls";
+    public static final String SETTLED = "settlement.refunds.settled";
+    public static final String VIOLATIONS = "settlement.fence.violations";
 
     private final MeterRegistry registry;
     private final Counter sent;
     private final Counter failed;
+    private final Counter violations;
 
     private SettlementMeters(MeterRegistry registry) {
         this.registry = Objects.requireNonNull(registry, "registry");
         this.sent = settled("sent");
         this.failed = settled("failed");
+        this.violations = Counter.builder(VIOLATIONS).description("Settlement runs a refused fenced write stopped").register(registry);
     }
 
     /** Meters in {@code registry}. */
@@ -53,9 +56,7 @@ public final class SettlementMeters implements SettlementListener {
         } else if (event.type() == SettlementEvent.Type.FAILED) {
             failed.increment();
         } else if (event.type() == SettlementEvent.Type.VIOLATION) {
-            // The worker's own fenced writes report here, not through a FencedObserver.
-            Counter.builder(FencedMeters.VIOLATIONS).description("Fenced writes the database refused").tag("operation", "settle")
-                    .register(registry).increment();
+            violations.increment();
         }
     }
 

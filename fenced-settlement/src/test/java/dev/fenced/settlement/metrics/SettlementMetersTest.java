@@ -104,7 +104,7 @@ class SettlementMetersTest {
         assertThat(start).as("README has a section " + heading).isNotNegative();
         String section = readme.substring(start, readme.indexOf("\n#", start + heading.length()));
         Map<String, Set<String>> table = new TreeMap<>();
-        Matcher row = Pattern.compile("(?m)^\\| `(fenced\\.[a-z.]+)` \\| [a-z]+ \\| ([^|]*) \\|").matcher(section);
+        Matcher row = Pattern.compile("(?m)^\\| `([a-z]+\\.[a-z.]+)` \\| [a-z]+ \\| ([^|]*) \\|").matcher(section);
         while (row.find()) {
             Set<String> keys = new TreeSet<>();
             Matcher key = Pattern.compile("`([a-z_]+)`:").matcher(row.group(2));
