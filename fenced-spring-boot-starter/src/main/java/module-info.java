@@ -9,6 +9,7 @@ module dev.fenced.spring.boot {
     requires static dev.fenced.micrometer;
     requires static dev.fenced.shedlock;
     requires static micrometer.core;
+    requires static micrometer.observation;
     requires org.slf4j;
     requires spring.aop;
     requires spring.beans;

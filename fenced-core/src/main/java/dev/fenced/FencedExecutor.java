@@ -4,6 +4,7 @@ import dev.fenced.internal.Durations;
 import java.lang.System.Logger.Level;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ScheduledExecutorService;
@@ -149,20 +150,27 @@ public final class FencedExecutor {
         LeaseArguments.requireValidResource(resource);
         Objects.requireNonNull(task, "task");
         long started = System.nanoTime();
-        Outcome<T> outcome = acquireAndRun(resource, task);
-        observer.executed(resource, outcome.status(), Duration.ofNanos(System.nanoTime() - started));
-        return outcome;
+        try (FencedObserver.Scope run = observer.starting(FencedObserver.Step.RUN, resource)) {
+            Outcome<T> outcome = acquireAndRun(resource, task);
+            observer.executed(resource, outcome.status(), Duration.ofNanos(System.nanoTime() - started));
+            run.outcome(outcome.status().name().toLowerCase(Locale.ROOT));
+            return outcome;
+        }
     }
 
     private <T> Outcome<T> acquireAndRun(String resource, Task<T> task) {
         Optional<Lease> granted;
-        try {
-            granted = store.tryAcquire(resource, ttl);
-        } catch (IllegalArgumentException e) {
-            throw e;
-        } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "could not take the lease for {0}: {1}", resource, e.getMessage());
-            return new Outcome<>(resource, Status.FAILED, 0, null, e, false);
+        try (FencedObserver.Scope acquisition = observer.starting(FencedObserver.Step.ACQUIRE, resource)) {
+            try {
+                granted = store.tryAcquire(resource, ttl);
+            } catch (IllegalArgumentException e) {
+                throw e;
+            } catch (RuntimeException e) {
+                acquisition.outcome("error");
+                LOG.log(Level.WARNING, "could not take the lease for {0}: {1}", resource, e.getMessage());
+                return new Outcome<>(resource, Status.FAILED, 0, null, e, false);
+            }
+            acquisition.outcome(granted.isPresent() ? "granted" : "busy");
         }
         if (granted.isEmpty()) {
             LOG.log(Level.DEBUG, "lease for {0} is busy; skipped", resource);

@@ -39,6 +39,42 @@ public interface FencedObserver {
         ERROR
     }
 
+    /** A step the library is about to take on the calling thread, for tracing: see {@link #starting}. */
+    enum Step {
+        /** A {@link FencedExecutor} run: its acquisition, its task, its release. */
+        RUN,
+        /** The acquisition inside a run. */
+        ACQUIRE
+    }
+
+    /**
+     * A step in progress, ended on the thread that started it: {@link #outcome} once with how it
+     * ended ({@code executed}, {@code busy}, {@code fenced_out}, {@code failed} for a run;
+     * {@code granted}, {@code busy}, {@code error} for an acquisition), then {@link #close}.
+     */
+    interface Scope extends AutoCloseable {
+        /** Opens nothing. */
+        Scope NONE = () -> {
+        };
+
+        default void outcome(String outcome) {
+        }
+
+        @Override
+        void close();
+    }
+
+    /**
+     * The library starts {@code step} on {@code resource} on this thread; what a task does on this
+     * thread until the scope is closed happens inside it, so a tracing implementation can open a
+     * span here that the task's own spans nest in (fenced-micrometer's {@code FencedObservations}).
+     * The meters' callbacks ({@link #executed}, {@link #acquired}) are called as before. The default
+     * opens nothing.
+     */
+    default Scope starting(Step step, String resource) {
+        return Scope.NONE;
+    }
+
     /** How a {@link FencedExecutor} run ended; see {@link FencedExecutor.Status}. */
     default void executed(String resource, FencedExecutor.Status status, Duration took) {
     }

@@ -1,6 +1,7 @@
 package dev.fenced;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
 
@@ -19,6 +20,37 @@ final class ObserverFanOut implements FencedObserver {
             } catch (RuntimeException ignored) {
                 // An observer's failure must not change what the library decided, nor silence the others.
             }
+        }
+    }
+
+    @Override
+    public Scope starting(Step step, String resource) {
+        List<Scope> scopes = new ArrayList<>(observers.size());
+        each(o -> scopes.add(o.starting(step, resource)));
+        return new Scope() {
+            @Override
+            public void outcome(String outcome) {
+                for (Scope scope : scopes) {
+                    quietly(() -> scope.outcome(outcome));
+                }
+            }
+
+            @Override
+            public void close() {
+                // Innermost first, as they were opened.
+                for (int i = scopes.size() - 1; i >= 0; i--) {
+                    Scope scope = scopes.get(i);
+                    quietly(scope::close);
+                }
+            }
+        };
+    }
+
+    private static void quietly(Runnable call) {
+        try {
+            call.run();
+        } catch (RuntimeException ignored) {
+            // As in each(): an observer's failure changes nothing the library decided.
         }
     }
 

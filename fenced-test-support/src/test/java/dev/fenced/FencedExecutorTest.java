@@ -170,4 +170,53 @@ class FencedExecutorTest {
         assertThat(noisy.execute("job:g", Lease::token).orThrow()).isEqualTo(1L);
         assertThat(noisy.execute("job:g", Lease::token).orThrow()).as("released despite the observer").isEqualTo(2L);
     }
+
+    /**
+     * Scopes for tracing: the run opens first and closes last, the acquisition inside it, each told
+     * its outcome; a tracer whose scope throws at start or at close changes nothing either.
+     */
+    @Test
+    void scopesNestTheAcquisitionInTheRunAndABrokenOneChangesNothing() {
+        List<String> steps = new java.util.concurrent.CopyOnWriteArrayList<>();
+        FencedObserver tracer = new FencedObserver() {
+            @Override
+            public Scope starting(Step step, String resource) {
+                steps.add("open " + step);
+                return new Scope() {
+                    @Override
+                    public void outcome(String outcome) {
+                        steps.add(step + " " + outcome);
+                    }
+
+                    @Override
+                    public void close() {
+                        steps.add("close " + step);
+                    }
+                };
+            }
+        };
+        FencedObserver broken = new FencedObserver() {
+            @Override
+            public Scope starting(Step step, String resource) {
+                if (step == Step.RUN) {
+                    throw new IllegalStateException("broken tracer");
+                }
+                return () -> {
+                    throw new IllegalStateException("broken scope");
+                };
+            }
+        };
+        FencedExecutor traced = FencedExecutor.builder(store).observer(FencedObserver.all(broken, tracer)).build();
+        assertThat(traced.execute("job:t", lease -> {
+            steps.add("task");
+            return lease.token();
+        }).orThrow()).isEqualTo(1L);
+        assertThat(steps).containsExactly("open RUN", "open ACQUIRE", "ACQUIRE granted", "close ACQUIRE", "task",
+                "RUN executed", "close RUN");
+        steps.clear();
+        try (Lease held = store.tryAcquire("job:t", Duration.ofSeconds(5)).orElseThrow()) {
+            assertThat(traced.execute("job:t", Lease::token).status()).isEqualTo(FencedExecutor.Status.BUSY);
+        }
+        assertThat(steps).containsExactly("open RUN", "open ACQUIRE", "ACQUIRE busy", "close ACQUIRE", "RUN busy", "close RUN");
+    }
 }

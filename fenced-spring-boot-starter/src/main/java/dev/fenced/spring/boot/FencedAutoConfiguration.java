@@ -16,6 +16,7 @@ import dev.fenced.jdbc.JdbcSequenceTokenSource;
 import dev.fenced.jdbc.SchemaCheck;
 import dev.fenced.jdbc.UnsupportedDatabaseException;
 import dev.fenced.micrometer.FencedMeters;
+import dev.fenced.micrometer.FencedObservations;
 import dev.fenced.redis.RedisLeaseStore;
 import dev.fenced.redis.RedisTls;
 import dev.fenced.spring.FencedLock;
@@ -29,6 +30,7 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.resource.ClientResources;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.observation.ObservationRegistry;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
@@ -79,10 +81,12 @@ import org.springframework.util.ClassUtils;
             "org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration",
             "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
             "org.springframework.boot.autoconfigure.transaction.TransactionAutoConfiguration",
+            "org.springframework.boot.actuate.autoconfigure.observation.ObservationAutoConfiguration",
             "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
             "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
             "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
-            "org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration"
+            "org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration",
+            "org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration"
         })
 @ConditionalOnProperty(name = "fenced.enabled", havingValue = "true", matchIfMissing = true)
 @EnableConfigurationProperties(FencedProperties.class)
@@ -325,6 +329,23 @@ public class FencedAutoConfiguration {
         @ConditionalOnMissingBean(name = "fencedMeters")
         FencedObserver fencedMeters(MeterRegistry registry) {
             return FencedMeters.in(registry);
+        }
+    }
+
+    /**
+     * Runs, acquisitions and refusals as Observations in the application's registry (Boot's actuator
+     * makes one), which its handlers turn into spans and timers; off with
+     * {@code fenced.observations.enabled=false}, replaced by a bean named {@code fencedObservations}.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass({ObservationRegistry.class, FencedObservations.class})
+    @ConditionalOnBean(ObservationRegistry.class)
+    @ConditionalOnProperty(name = "fenced.observations.enabled", havingValue = "true", matchIfMissing = true)
+    static class Observations {
+        @Bean
+        @ConditionalOnMissingBean(name = "fencedObservations")
+        FencedObserver fencedObservations(ObservationRegistry registry) {
+            return FencedObservations.in(registry);
         }
     }
 }

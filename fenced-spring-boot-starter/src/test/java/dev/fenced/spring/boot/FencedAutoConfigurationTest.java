@@ -362,6 +362,7 @@ class FencedAutoConfigurationTest {
             assertThat(metadata.get("properties")).extracting(p -> p.get("name").asText())
                     .contains("fenced.redis.url", "fenced.lease.ttl", "fenced.lease.renewal-fraction", "fenced.tokens",
                             "fenced.floor.table", "fenced.rows.table", "fenced.schema.migrate", "fenced.leases", "fenced.enabled",
+                            "fenced.observations.enabled", "fenced.shedlock.prefix",
                             "management.health.fenced.enabled");
             for (JsonNode property : metadata.get("properties")) {
                 assertThat(property.has("description")).as(property.get("name").asText() + " has a description").isTrue();
