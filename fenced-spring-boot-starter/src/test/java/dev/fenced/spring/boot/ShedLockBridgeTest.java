@@ -10,12 +10,18 @@ import dev.fenced.shedlock.FencedLockProvider;
 import dev.fenced.shedlock.FencedShedLock;
 import dev.fenced.spring.SpringFencedTransactions;
 import dev.fenced.testing.servers.TestDatabases;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Properties;
 import java.util.UUID;
 import javax.sql.DataSource;
 import net.javacrumbs.shedlock.core.LockProvider;
 import net.javacrumbs.shedlock.spring.annotation.EnableSchedulerLock;
 import net.javacrumbs.shedlock.spring.annotation.SchedulerLock;
 import org.junit.jupiter.api.Test;
+import org.springframework.boot.SpringBootVersion;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration;
 import org.springframework.boot.autoconfigure.jdbc.DataSourceTransactionManagerAutoConfiguration;
@@ -84,6 +90,24 @@ class ShedLockBridgeTest {
                             status -> context.getBean(SpringFencedTransactions.class).enter(resource, newer));
                     assertThatThrownBy(job::post).as("a run whose token is below the newer holder's").isInstanceOf(StaleTransactionException.class);
                 });
+    }
+
+    /** The README's compatibility row states the ShedLock this build ran the bridge on. */
+    @Test
+    void theReadmeStatesTheShedLockItRanOn() throws Exception {
+        String row = Files.readAllLines(Path.of("..", "README.md")).stream().filter(line -> line.startsWith("| ShedLock |"))
+                .findFirst().orElse("(no such row)");
+        assertThat(row).contains(mavenVersion("shedlock-core") + " (`fenced-shedlock`")
+                .contains("`shedlock-spring` " + mavenVersion("shedlock-spring") + " on Spring Boot " + SpringBootVersion.getVersion());
+    }
+
+    private static String mavenVersion(String artifact) throws IOException {
+        String resource = "META-INF/maven/net.javacrumbs.shedlock/" + artifact + "/pom.properties";
+        try (InputStream in = ShedLockBridgeTest.class.getClassLoader().getResourceAsStream(resource)) {
+            Properties properties = new Properties();
+            properties.load(in);
+            return properties.getProperty("version");
+        }
     }
 
     @Test
