@@ -10,7 +10,9 @@ import java.util.Optional;
  * {@code FencedShedLock.token()} inside a {@code @SchedulerLock} method or a
  * {@code LockingTaskExecutor} task whose provider is a {@link FencedLockProvider}. ShedLock takes
  * the lock, runs the task and unlocks on one thread; a lock is bound to the thread that took it
- * until it is unlocked. Nested locks stack; each task sees the innermost.
+ * until it is unlocked, so code that calls {@code lock()} itself must unlock on that thread too.
+ * Nested locks stack; each task sees the innermost, also after its extension failed (its token is
+ * then refused once a newer holder entered; an enclosing lock's token is never handed out instead).
  */
 public final class FencedShedLock {
     private static final ThreadLocal<Deque<FencedSimpleLock.Binding>> BOUND = new ThreadLocal<>();

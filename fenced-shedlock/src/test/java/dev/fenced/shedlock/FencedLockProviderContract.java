@@ -106,6 +106,26 @@ abstract class FencedLockProviderContract extends AbstractExtensibleLockProvider
         });
     }
 
+    /**
+     * An inner lock whose extension found its lease gone leaves the task with the inner lease (its
+     * token refused once a newer holder entered), never the outer lock's, until ShedLock's executor
+     * unlocks it at the task's end (which throws, the lock being spent, and lets it go).
+     */
+    @Test
+    void aLostInnerLockNeverHandsTheTaskTheOuterLease() throws Throwable {
+        onAFreshThread(() -> {
+            FencedSimpleLock outer = lock(LOCK_NAME1, Duration.ofMinutes(1));
+            FencedSimpleLock inner = lock("inner-" + LOCK_NAME1, Duration.ofMinutes(1));
+            assertThat(inner.lease().release()).as("the inner lease taken away behind its back").isTrue();
+            assertThat(inner.extend(Duration.ofMinutes(1), Duration.ZERO)).as("the extension finds it gone").isEmpty();
+            assertThat(FencedShedLock.token()).as("still the inner token").isEqualTo(inner.token());
+            assertThatThrownBy(inner::unlock).isInstanceOf(IllegalStateException.class);
+            assertThat(FencedShedLock.token()).as("the outer task's own token again").isEqualTo(outer.token());
+            outer.unlock();
+            assertThat(FencedShedLock.current()).isEmpty();
+        });
+    }
+
     private static void onAFreshThread(Runnable body) throws Throwable {
         Throwable[] failure = new Throwable[1];
         Thread thread = new Thread(() -> {
@@ -116,7 +136,8 @@ abstract class FencedLockProviderContract extends AbstractExtensibleLockProvider
             }
         });
         thread.start();
-        thread.join();
+        thread.join(Duration.ofSeconds(30).toMillis());
+        assertThat(thread.isAlive()).as("the thread ended within 30 s").isFalse();
         if (failure[0] != null) {
             throw failure[0];
         }
