@@ -151,9 +151,18 @@ public final class FencedExecutor {
         Objects.requireNonNull(task, "task");
         long started = System.nanoTime();
         try (FencedObserver.Scope run = observer.starting(FencedObserver.Step.RUN, resource)) {
-            Outcome<T> outcome = acquireAndRun(resource, task);
+            Outcome<T> outcome;
+            try {
+                outcome = acquireAndRun(resource, task);
+            } catch (RuntimeException | Error e) {
+                run.error(e); // a caller's mistake or an Error: no outcome, but the trace shows why
+                throw e;
+            }
             observer.executed(resource, outcome.status(), Duration.ofNanos(System.nanoTime() - started));
             run.outcome(outcome.status().name().toLowerCase(Locale.ROOT));
+            if (outcome.failure() != null) {
+                run.error(outcome.failure());
+            }
             return outcome;
         }
     }
@@ -167,6 +176,7 @@ public final class FencedExecutor {
                 throw e;
             } catch (RuntimeException e) {
                 acquisition.outcome("error");
+                acquisition.error(e);
                 LOG.log(Level.WARNING, "could not take the lease for {0}: {1}", resource, e.getMessage());
                 return new Outcome<>(resource, Status.FAILED, 0, null, e, false);
             }

@@ -50,7 +50,8 @@ public interface FencedObserver {
     /**
      * A step in progress, ended on the thread that started it: {@link #outcome} once with how it
      * ended ({@code executed}, {@code busy}, {@code fenced_out}, {@code failed} for a run;
-     * {@code granted}, {@code busy}, {@code error} for an acquisition), then {@link #close}.
+     * {@code granted}, {@code busy}, {@code error} for an acquisition), {@link #error} with what
+     * failed it when something did (a refusal, the task's exception, the store's), then {@link #close}.
      */
     interface Scope extends AutoCloseable {
         /** Opens nothing. */
@@ -58,6 +59,9 @@ public interface FencedObserver {
         };
 
         default void outcome(String outcome) {
+        }
+
+        default void error(Throwable failure) {
         }
 
         @Override

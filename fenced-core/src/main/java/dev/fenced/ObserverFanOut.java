@@ -36,6 +36,13 @@ final class ObserverFanOut implements FencedObserver {
             }
 
             @Override
+            public void error(Throwable failure) {
+                for (Scope scope : scopes) {
+                    quietly(() -> scope.error(failure));
+                }
+            }
+
+            @Override
             public void close() {
                 // Innermost first, as they were opened.
                 for (int i = scopes.size() - 1; i >= 0; i--) {

@@ -62,6 +62,11 @@ public final class FencedObservations implements FencedObserver {
             }
 
             @Override
+            public void error(Throwable failure) {
+                observation.error(failure);
+            }
+
+            @Override
             public void close() {
                 opened.close();
                 observation.stop();

@@ -92,6 +92,7 @@ class FencedObservationsTest {
             Observation.Context run = finished.only(FencedObservations.RUN);
             assertThat(run.getLowCardinalityKeyValue("status").getValue()).isEqualTo("executed");
             assertThat(run.getHighCardinalityKeyValue("fenced.resource").getValue()).isEqualTo(resource);
+            assertThat(run.getError()).isNull();
             Observation.Context acquire = finished.only(FencedObservations.ACQUIRE);
             assertThat(acquire.getLowCardinalityKeyValue("outcome").getValue()).isEqualTo("granted");
             assertThat(acquire.getParentObservation().getContextView()).isSameAs(run);
@@ -106,6 +107,7 @@ class FencedObservationsTest {
             assertThat(refused.status()).isEqualTo(FencedExecutor.Status.FENCED_OUT);
             Observation.Context fencedOut = finished.only(FencedObservations.RUN);
             assertThat(fencedOut.getLowCardinalityKeyValue("status").getValue()).isEqualTo("fenced_out");
+            assertThat(fencedOut.getError()).as("the run's span is marked failed, with the refusal").isSameAs(refused.failure());
             Observation.Context refusal = finished.only(FencedObservations.REFUSAL);
             assertThat(refusal.getLowCardinalityKeyValue("operation").getValue()).isEqualTo("transaction");
             assertThat(refusal.getHighCardinalityKeyValue("fenced.stored_fence").getValue()).isEqualTo(Long.toString(token + 1_000));
