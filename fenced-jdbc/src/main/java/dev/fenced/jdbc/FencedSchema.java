@@ -3,6 +3,8 @@ package dev.fenced.jdbc;
 import dev.fenced.StoreUnavailableException;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.util.Arrays;
+import java.util.List;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
 
@@ -41,20 +43,33 @@ public final class FencedSchema {
      * its {@link JdbcSequenceTokenSource#epochs epochs}, V7 the lease table of {@link JdbcLeaseStore}.)
      */
     public static void migrate(DataSource dataSource, String scriptsLocation, String historyTable) {
+        flyway(dataSource, scriptsLocation, historyTable).migrate();
+    }
+
+    /**
+     * The library's migrations not yet applied to this database ({@code V7 fence lease}, say): empty
+     * when its tables are current. Reads the history, changes nothing.
+     */
+    public static List<String> pending(DataSource dataSource) {
+        return Arrays.stream(flyway(dataSource, SCRIPTS, HISTORY_TABLE).info().pending())
+                .map(migration -> "V" + migration.getVersion() + " " + migration.getDescription())
+                .toList();
+    }
+
+    private static Flyway flyway(DataSource dataSource, String scriptsLocation, String historyTable) {
         String dialect;
         try (Connection connection = dataSource.getConnection()) {
             dialect = JdbcDialect.detect(connection).name();
         } catch (SQLException e) {
             throw new StoreUnavailableException("could not connect to the database to migrate it: " + e.getMessage(), e);
         }
-        Flyway.configure()
+        return Flyway.configure()
                 .dataSource(dataSource)
                 .locations("classpath:" + scriptsLocation + "/" + dialect)
                 .table(SqlIdentifiers.column("history table", historyTable))
                 .baselineOnMigrate(true)
                 .baselineVersion("0")
                 .ignoreMigrationPatterns("*:missing", "*:future")
-                .load()
-                .migrate();
+                .load();
     }
 }

@@ -10,8 +10,8 @@ import java.util.Objects;
  * A settlement worker's gateway answers, settled refunds and refused runs as meters, under
  * {@code settlement.*}, apart from the library's {@code fenced.*} meters; give it to
  * {@code SettlementWorker.Builder.listener} (beside any other listener). It lives beside the worker
- * because it knows the worker's events; Micrometer and {@code fenced-micrometer} are optional
- * dependencies of this module, needed only by an application that uses this class.
+ * because it knows the worker's events; Micrometer is an optional dependency of this module,
+ * needed only by an application that uses this class.
  *
  * <table>
  *   <caption>Meters</caption>

@@ -33,7 +33,6 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.observation.ObservationRegistry;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.util.List;
 import java.util.stream.Collectors;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
@@ -95,18 +94,21 @@ public class FencedAutoConfiguration {
 
     /**
      * Tables the library needs, made or upgraded at start-up where Boot would make schema (an embedded
-     * database) or where {@code fenced.schema.migrate=true} asks; other beans use them only when called.
+     * database, which fenced does not support: H2 backs off with a warning) or where
+     * {@code fenced.schema.migrate=true} asks; other beans use them only when called. Left alone, a
+     * database whose tables are behind gets one line at start naming what is missing.
      */
     @Bean
     @ConditionalOnSingleCandidate(DataSource.class)
     @ConditionalOnProperty(name = "fenced.schema.migrate", havingValue = "true", matchIfMissing = true)
     public FencedSchemaMigration fencedSchemaMigration(DataSource dataSource, FencedProperties properties) {
         boolean asked = Boolean.TRUE.equals(properties.getSchema().getMigrate());
-        if (!asked && !EmbeddedDatabaseConnection.isEmbedded(dataSource)) {
-            warnOfMissingTables(dataSource);
+        boolean flyway = ClassUtils.isPresent("org.flywaydb.core.Flyway", FencedAutoConfiguration.class.getClassLoader());
+        if (!asked && !isEmbedded(dataSource)) {
+            warnOfMissingTables(dataSource, flyway);
             return new FencedSchemaMigration(false);
         }
-        if (!ClassUtils.isPresent("org.flywaydb.core.Flyway", FencedAutoConfiguration.class.getClassLoader())) {
+        if (!flyway) {
             if (asked) {
                 throw new IllegalStateException("fenced.schema.migrate=true needs flyway-core (and the database's Flyway module)"
                         + " on the class path; add it, or apply the scripts in " + FencedSchema.SCRIPTS + " yourself");
@@ -123,14 +125,32 @@ public class FencedAutoConfiguration {
         }
     }
 
-    /** One line at start-up when the tables a fenced write would need are not there, instead of a refusal at the first write. */
-    private static void warnOfMissingTables(DataSource dataSource) {
-        try (Connection connection = dataSource.getConnection()) {
-            List<SchemaCheck.Problem> problems = SchemaCheck.checkLibraryTables(connection);
-            if (!problems.isEmpty()) {
-                LOG.warn("fenced: {}; the library's tables are migrated only in embedded databases unless"
-                        + " fenced.schema.migrate=true (or apply the scripts in {})",
-                        problems.stream().map(SchemaCheck.Problem::toString).collect(Collectors.joining("; ")), FencedSchema.SCRIPTS);
+    /** Boot's own test, where Boot has it: spring-boot-jdbc, a module of its own in Boot 4, may be absent. */
+    private static boolean isEmbedded(DataSource dataSource) {
+        String embedded = "org.springframework.boot.jdbc.EmbeddedDatabaseConnection";
+        return ClassUtils.isPresent(embedded, FencedAutoConfiguration.class.getClassLoader())
+                && EmbeddedDatabaseConnection.isEmbedded(dataSource);
+    }
+
+    /**
+     * One line at start-up when the library's migrations are not all applied (read from its Flyway
+     * history; without Flyway, the guard and counter tables are looked for), instead of a refusal or
+     * an SQL error at the first fenced call.
+     */
+    private static void warnOfMissingTables(DataSource dataSource, boolean flyway) {
+        try {
+            String missing;
+            if (flyway) {
+                missing = String.join(", ", FencedSchema.pending(dataSource));
+            } else {
+                try (Connection connection = dataSource.getConnection()) {
+                    missing = SchemaCheck.checkLibraryTables(connection).stream().map(SchemaCheck.Problem::toString)
+                            .collect(Collectors.joining("; "));
+                }
+            }
+            if (!missing.isEmpty()) {
+                LOG.warn("fenced: the library's tables are not current in this database ({}); they are migrated at start-up only"
+                        + " with fenced.schema.migrate=true (or apply the scripts in {})", missing, FencedSchema.SCRIPTS);
             }
         } catch (SQLException | RuntimeException e) {
             LOG.warn("fenced: could not check the library's tables: {}", e.getMessage());

@@ -334,8 +334,9 @@ public class FencedProperties {
     public static class Schema {
         /**
          * Create or upgrade them at start-up with Flyway (needs flyway-core and the database's Flyway
-         * module). Unset: only in an embedded database, as Boot's spring.sql.init.mode=embedded does;
-         * true: in any database; false: never (apply the scripts in dev/fenced/jdbc/migration yourself).
+         * module). Unset: only in an embedded database, as Boot's spring.sql.init.mode=embedded does,
+         * and fenced supports none, so in practice never; true: in any database; false: never (apply the
+         * scripts in dev/fenced/jdbc/migration yourself).
          */
         private Boolean migrate;
 
