@@ -4,6 +4,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.SQLWarning;
 import java.time.Duration;
 
 /**
@@ -123,9 +124,27 @@ abstract class LeaseSql {
                 s.setString(1, resource);
                 s.setString(2, ownerId);
                 s.setLong(3, ttlMillis);
+                long token;
                 try (ResultSet rs = s.executeQuery()) {
-                    return rs.next() ? rs.getLong(1) : 0;
+                    token = rs.next() ? rs.getLong(1) : 0;
                 }
+                requireNoWarning(s, resource);
+                return token;
+            }
+        }
+
+        /**
+         * A grant acknowledged with a warning is not used. The one that matters: a commit whose wait
+         * for a synchronous standby was cancelled (this statement's own query timeout sends the cancel)
+         * is reported as made, "committed locally, but might not have been replicated", and a failover
+         * can then lose it and draw its token again. The lease, if kept, ends by its TTL.
+         */
+        private static void requireNoWarning(PreparedStatement s, String resource) throws SQLException {
+            SQLWarning warning = s.getWarnings();
+            if (warning != null) {
+                throw new GrantInDoubtException("the lease on " + resource + " was granted with a warning from the server, so it is"
+                        + " not used (it ends by its TTL; a commit whose wait for a synchronous standby was cancelled may never"
+                        + " have been replicated): " + warning.getMessage());
             }
         }
 

@@ -18,6 +18,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -112,6 +113,42 @@ class PostgresFailoverTest {
                 assertThat(violations).as("no acknowledged fence lost, no stale write accepted over one").isZero();
             } else {
                 assertThat(violations).as("the acknowledged fence 34 was lost, and A's stale write taken").isOne();
+            }
+        }
+    }
+
+    /**
+     * The store's own defence against the cancelled wait: its grant statement carries a JDBC query
+     * timeout, which cancels a commit stuck waiting for the standby, and PostgreSQL then reports the
+     * grant as made with a warning. The store refuses to use it. The control runs a write that returns
+     * a row, with the same timeout, by hand: the driver hands back the row, the warning beside it.
+     */
+    @Test
+    void aLeaseGrantWhoseStandbyWaitWasCancelledIsNotUsed() throws Exception {
+        assumeTrue(PostgresPair.binaries().isPresent() || System.getenv("CI") != null,
+                "no PostgreSQL server binaries with pg_basebackup under /usr/lib/postgresql");
+        try (PostgresPair pair = PostgresPair.start(true)) {
+            DataSource primary = new UrlDataSource(pair.primaryUrl());
+            FencedSchema.migrate(primary);
+            JdbcLeaseStore store = JdbcLeaseStore.builder(primary).statementTimeout(Duration.ofSeconds(1)).build();
+            store.tryAcquire("failover:warm", Duration.ofSeconds(30)).orElseThrow().release();
+            execute(primary, "CREATE TABLE failover_control (id INTEGER)");
+            pair.awaitReplicaCaughtUp();
+
+            pair.freezeReplication();
+            assertThatThrownBy(() -> store.tryAcquire("failover:r_815", Duration.ofSeconds(30)))
+                    .isInstanceOf(GrantInDoubtException.class)
+                    .hasMessageContaining("the lease on failover:r_815 was granted with a warning")
+                    .hasMessageContaining("canceling wait for synchronous replication");
+
+            try (Connection connection = primary.getConnection();
+                 java.sql.PreparedStatement draw = connection.prepareStatement("INSERT INTO failover_control VALUES (1) RETURNING id")) {
+                draw.setQueryTimeout(1);
+                try (ResultSet row = draw.executeQuery()) {
+                    assertThat(row.next()).as("control: the driver reports the cancelled wait as a result").isTrue();
+                }
+                java.sql.SQLWarning warning = draw.getWarnings();
+                assertThat(warning != null).as("control: the warning beside it").isTrue();
             }
         }
     }

@@ -1,0 +1,16 @@
+package dev.fenced.jdbc;
+
+import dev.fenced.StoreUnavailableException;
+
+/**
+ * The database granted a lease but warned while doing so, so the grant is not used: above all, a
+ * commit whose wait for a synchronous standby was cancelled (by the statement's own query timeout)
+ * is reported as made although it "might not have been replicated", and a failover could then lose
+ * it and hand its token out again. No token is returned; the lease row, if it stays, ends by its
+ * TTL. Safe to retry.
+ */
+public class GrantInDoubtException extends StoreUnavailableException {
+    public GrantInDoubtException(String message) {
+        super(message, null);
+    }
+}
