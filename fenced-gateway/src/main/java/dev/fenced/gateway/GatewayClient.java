@@ -162,6 +162,18 @@ public final class GatewayClient implements RefundGateway {
         return refunds("reference", reference).stream().findFirst();
     }
 
+    /** The gateway's lookup by reference, which does not depend on the key's retention; one call. */
+    @Override
+    public List<GatewayRefund> findByReference(String merchant, String reference) {
+        return refunds("reference", reference).stream().filter(refund -> merchant.equals(refund.merchant())).toList();
+    }
+
+    /** The timeout of every call, connection included. */
+    @Override
+    public Optional<Duration> callTimeout() {
+        return Optional.of(timeout);
+    }
+
     /** Every refund the gateway made for {@code merchant}, in creation order. */
     @Override
     public List<GatewayRefund> refundsOf(String merchant) {

@@ -2,6 +2,7 @@ package dev.fenced.gateway;
 
 import java.math.BigDecimal;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -15,10 +16,16 @@ import java.util.Objects;
  * gateway that crashed after committing would; {@code slow} creates it and answers only after
  * {@code slowDelay}, past a client's timeout. A refusal ({@code refuseAbove}) is not drawn: it is
  * the same answer every time for the same amount.
+ *
+ * <p>Idempotency keys are kept for {@code keyRetention} (24 hours, as Stripe documents), by the
+ * gateway's {@code clock}: after that a key is forgotten, a lookup by it finds nothing and a request
+ * that reuses it makes a new refund.
  */
 public final class GatewayConfig {
     /** The largest refund limit: ten digits before the decimal point ({@link MinorUnits#MAX_INTEGER_DIGITS}), two after. */
     static final BigDecimal MAX_AMOUNT = new BigDecimal("9999999999.99");
+    /** How long Stripe keeps an idempotency key, and this gateway by default. */
+    public static final Duration DEFAULT_KEY_RETENTION = Duration.ofHours(24);
 
     private final int port;
     private final Path ledgerFile;
@@ -31,6 +38,8 @@ public final class GatewayConfig {
     private final long seed;
     private final BigDecimal refuseAbove;
     private final Duration downFor;
+    private final Duration keyRetention;
+    private final Clock clock;
 
     private GatewayConfig(Builder b) {
         if (b.port < 0 || b.port > 65535) {
@@ -50,6 +59,11 @@ public final class GatewayConfig {
         this.seed = b.seed;
         this.refuseAbove = b.refuseAbove == null ? null : refundLimit(b.refuseAbove);
         this.downFor = nonNegative("down-for", b.downFor);
+        this.keyRetention = nonNegative("key-retention", b.keyRetention);
+        if (keyRetention.isZero()) {
+            throw new IllegalArgumentException("key-retention must be positive, got " + keyRetention);
+        }
+        this.clock = Objects.requireNonNull(b.clock, "clock");
     }
 
     public static Builder builder() {
@@ -104,6 +118,16 @@ public final class GatewayConfig {
         return downFor;
     }
 
+    /** How long an idempotency key is remembered after the refund it made; 24 hours by default. */
+    public Duration keyRetention() {
+        return keyRetention;
+    }
+
+    /** The clock of the refunds' creation times and of the keys' retention; the system's by default. */
+    public Clock clock() {
+        return clock;
+    }
+
     /**
      * Whether {@code amount} fits a refund: positive, at most two decimals, at most
      * {@link #MAX_AMOUNT}. Checked on precision and scale alone, so it is cheap for any input:
@@ -140,7 +164,7 @@ public final class GatewayConfig {
 
     /**
      * Builds a {@link GatewayConfig}: port 0 (any free), in-memory ledger, 20 ms latency, no faults,
-     * no refusals, up at once.
+     * no refusals, up at once, keys kept 24 hours by the system clock.
      */
     public static final class Builder {
         private int port;
@@ -154,6 +178,8 @@ public final class GatewayConfig {
         private long seed = 1;
         private BigDecimal refuseAbove;
         private Duration downFor = Duration.ZERO;
+        private Duration keyRetention = DEFAULT_KEY_RETENTION;
+        private Clock clock = Clock.systemUTC();
 
         public Builder port(int port) {
             this.port = port;
@@ -205,6 +231,18 @@ public final class GatewayConfig {
         /** Starts the gateway in an outage of this length; zero (the default) starts it up. */
         public Builder downFor(Duration downFor) {
             this.downFor = downFor;
+            return this;
+        }
+
+        /** Forgets each idempotency key this long after its refund was made; 24 hours (Stripe's) by default. */
+        public Builder keyRetention(Duration keyRetention) {
+            this.keyRetention = keyRetention;
+            return this;
+        }
+
+        /** The clock that stamps refunds and ages keys: a test moves it to make a key expire without waiting. */
+        public Builder clock(Clock clock) {
+            this.clock = clock;
             return this;
         }
 

@@ -13,6 +13,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -25,6 +27,10 @@ import java.util.function.Predicate;
  * Every refund the gateway created, in order, appended to a JSON-lines file and synced to disk
  * before the creation returns, so that the ledger survives a restart or a crash. Thread-safe: one
  * lock orders creations, and the idempotency check and the creation happen under it together.
+ *
+ * <p>A key is remembered for {@code keyRetention} after the refund it made, by {@code clock}, then
+ * forgotten, as a provider prunes its keys: a later request under it makes a new refund, and a
+ * lookup by it finds nothing. The refunds themselves are kept for good.
  *
  * <p>On open, a last line that does not parse (an append cut short by a crash) is cut off the
  * file with a warning; a bad line anywhere else is corruption and the ledger refuses to open.
@@ -51,8 +57,12 @@ final class Ledger implements AutoCloseable {
     private final List<GatewayRefund> refunds = new ArrayList<>();
     private final Map<String, GatewayRefund> byKey = new HashMap<>();
     private final FileOutputStream out;
+    private final Clock clock;
+    private final long keyRetentionMillis;
 
-    Ledger(Path file) {
+    Ledger(Path file, Clock clock, Duration keyRetention) {
+        this.clock = clock;
+        this.keyRetentionMillis = keyRetention.toMillis();
         this.out = file == null ? null : open(file);
     }
 
@@ -61,21 +71,31 @@ final class Ledger implements AutoCloseable {
      * the request's key: replayed if it was created for the same request, a conflict otherwise.
      */
     synchronized Result createOrReplay(Request request, boolean idempotent) {
-        GatewayRefund earlier = idempotent ? byKey.get(request.key()) : null;
+        long now = clock.millis();
+        GatewayRefund earlier = idempotent ? retained(request.key(), now) : null;
         if (earlier != null) {
             return new Result(request.sameAs(earlier) ? Outcome.REPLAYED : Outcome.CONFLICT, earlier);
         }
         GatewayRefund refund = new GatewayRefund(String.format("gw_%06d", refunds.size() + 1), request.key(),
-                request.reference(), request.merchant(), request.amount(), request.currency(), System.currentTimeMillis(),
+                request.reference(), request.merchant(), request.amount(), request.currency(), now,
                 request.metadata());
         append(refund);
         remember(refund);
         return new Result(Outcome.CREATED, refund);
     }
 
-    /** The refund created under {@code key}, if any (the first one when idempotency is off). */
+    /** The refund created under {@code key} while the key is retained, if any (the first one when idempotency is off). */
     synchronized Optional<GatewayRefund> byKey(String key) {
-        return Optional.ofNullable(byKey.get(key));
+        return Optional.ofNullable(retained(key, clock.millis()));
+    }
+
+    private GatewayRefund retained(String key, long now) {
+        GatewayRefund refund = byKey.get(key);
+        return refund == null || expired(refund, now) ? null : refund;
+    }
+
+    private boolean expired(GatewayRefund refund, long now) {
+        return now - refund.createdAt() >= keyRetentionMillis;
     }
 
     /** The refunds that match, in creation order. */
@@ -89,7 +109,10 @@ final class Ledger implements AutoCloseable {
 
     private void remember(GatewayRefund refund) {
         refunds.add(refund);
-        byKey.putIfAbsent(refund.idempotencyKey(), refund);
+        GatewayRefund earlier = byKey.get(refund.idempotencyKey());
+        if (earlier == null || expired(earlier, refund.createdAt())) {
+            byKey.put(refund.idempotencyKey(), refund); // a key reused after it was forgotten names the new refund
+        }
     }
 
     private FileOutputStream open(Path file) {

@@ -36,7 +36,9 @@ import java.util.concurrent.TimeUnit;
  *       for an amount above {@link GatewayConfig#refuseAbove()}, nothing created, on every try.
  *       Injected faults: 503 (nothing created), 500 (created), a late answer (created).
  *   <li>{@code GET /refunds} with exactly one of {@code reference}, {@code idempotency_key} or
- *       {@code merchant}: 200 {@code {exists, refunds}}, in creation order; 400 otherwise.
+ *       {@code merchant}: 200 {@code {exists, refunds}}, in creation order; 400 otherwise. A key is
+ *       found only while it is retained ({@link GatewayConfig#keyRetention()}); a reference or a
+ *       merchant always.
  *   <li>{@code GET /ledger}: 200 {@code {refunds}}, every refund created, in order: the ground truth.
  *   <li>{@code GET /health}: 200 {@code {status: "ok"}}.
  * </ul>
@@ -72,7 +74,7 @@ public final class PaymentGateway implements AutoCloseable {
 
     private PaymentGateway(GatewayConfig config, ScheduledExecutorService restarts) throws IOException {
         this.restarts = Objects.requireNonNull(restarts, "restarts");
-        this.ledger = new Ledger(config.ledgerFile());
+        this.ledger = new Ledger(config.ledgerFile(), config.clock(), config.keyRetention());
         this.refunds = new RefundEndpoint(config, ledger);
         try {
             this.server = listen(config.port());

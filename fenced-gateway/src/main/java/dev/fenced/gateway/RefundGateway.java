@@ -1,6 +1,7 @@
 package dev.fenced.gateway;
 
 import java.math.BigDecimal;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -14,7 +15,10 @@ import java.util.Optional;
  * second refund; the same key with other parameters is refused; every failure is a
  * {@link GatewayException} whose {@link GatewayException#outcome() outcome} says what it means for
  * the money (a timeout is {@link GatewayException.Outcome#UNKNOWN}, never a refusal). The fence does
- * not see these calls: they are safe only as far as the provider honours the key. Thread-safe.
+ * not see these calls: they are safe only as far as the provider honours the key, and a provider
+ * keeps a key for a limited time only (Stripe: 24 hours): past it, {@link #findByKey} finds nothing
+ * and a request under the same key makes a second refund. {@link #findByReference} is the lookup
+ * that does not depend on the key. Thread-safe.
  */
 public interface RefundGateway {
 
@@ -40,8 +44,27 @@ public interface RefundGateway {
         return createRefund(idempotencyKey, reference, merchant, amount, currency);
     }
 
-    /** The refund created under {@code idempotencyKey}, if any. */
+    /** The refund created under {@code idempotencyKey}, if any, while the provider still keeps the key. */
     Optional<GatewayRefund> findByKey(String idempotencyKey);
+
+    /**
+     * The refunds made for {@code reference} (the caller's id for the refund, sent with it) of
+     * {@code merchant}, in creation order, however old: the provider's own lookup, which holds after
+     * the key is forgotten (with Stripe, list the charge's refunds and match the metadata sent). This
+     * default filters {@link #refundsOf}; a provider that can ask by reference should.
+     */
+    default List<GatewayRefund> findByReference(String merchant, String reference) {
+        return refundsOf(merchant).stream().filter(refund -> reference.equals(refund.reference())).toList();
+    }
+
+    /**
+     * How long one call may take at most, when the implementation bounds its calls: with it the
+     * settlement worker refuses a configuration whose retries of one refund could outlive the
+     * provider's key retention. Empty (this default) when it does not say.
+     */
+    default Optional<Duration> callTimeout() {
+        return Optional.empty();
+    }
 
     /** Every refund made for {@code merchant}, in creation order. */
     List<GatewayRefund> refundsOf(String merchant);

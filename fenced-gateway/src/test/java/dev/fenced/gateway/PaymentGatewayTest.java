@@ -11,7 +11,9 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
+import dev.fenced.testing.SettableClock;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -34,6 +36,49 @@ class PaymentGatewayTest {
             assertThat(client.findByReference("r_816")).isEmpty();
             assertThat(client.ledger()).containsExactly(first);
         }
+    }
+
+    /**
+     * Stripe prunes a key 24 hours after its first use, and a request that reuses it afterwards
+     * makes a new refund: so does the simulator, by its own clock, here moved rather than waited
+     * for. The refund itself stays findable by reference, also after a restart (the key's age comes
+     * from the refund's creation time in the ledger). Control: a moment before the retention ends,
+     * the same request is a replay.
+     */
+    @Test
+    void aKeyIsForgottenAfterItsRetentionAndAReusedKeyMakesASecondRefund(@TempDir Path dir) {
+        SettableClock clock = new SettableClock();
+        Path file = dir.resolve("ledger.jsonl");
+        GatewayConfig config = fast().clock(clock).ledgerFile(file).build();
+        assertThat(config.keyRetention()).isEqualTo(Duration.ofHours(24));
+        GatewayRefund first;
+        try (PaymentGateway gateway = PaymentGateway.start(config)) {
+            GatewayClient client = GatewayClient.of(gateway.url(), Duration.ofSeconds(5));
+            first = client.createRefund("k_815", "r_815", "m_4471", AMOUNT, "EUR");
+            clock.advance(Duration.ofHours(24).minusMillis(1));
+            assertThat(client.findByKey("k_815")).contains(first);
+            assertThat(client.createRefund("k_815", "r_815", "m_4471", AMOUNT, "EUR")).isEqualTo(first);
+        }
+        clock.advance(Duration.ofMillis(1));
+        try (PaymentGateway restarted = PaymentGateway.start(config)) {
+            GatewayClient client = GatewayClient.of(restarted.url(), Duration.ofSeconds(5));
+            assertThat(client.findByKey("k_815")).isEmpty();
+            assertThat(client.findByReference("m_4471", "r_815")).containsExactly(first);
+            GatewayRefund second = client.createRefund("k_815", "r_815", "m_4471", AMOUNT, "EUR");
+            assertThat(second.id()).isNotEqualTo(first.id());
+            assertThat(client.findByKey("k_815")).contains(second);
+            assertThat(client.findByReference("m_4471", "r_815")).containsExactly(first, second);
+            assertThat(client.findByReference("m_9999", "r_815")).isEmpty();
+            assertThat(client.createRefund("k_815", "r_815", "m_4471", AMOUNT, "EUR")).isEqualTo(second);
+        }
+    }
+
+    @Test
+    void theKeyRetentionMustBePositive() {
+        assertThatThrownBy(() -> fast().keyRetention(Duration.ZERO).build()).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("key-retention");
+        assertThatThrownBy(() -> fast().keyRetention(Duration.ofSeconds(-1)).build()).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("key-retention");
     }
 
     @Test
