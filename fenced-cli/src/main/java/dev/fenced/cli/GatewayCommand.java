@@ -48,11 +48,16 @@ final class GatewayCommand implements Callable<Integer> {
             description = "start in an outage: refuse connections for this long, then listen (default ${DEFAULT-VALUE})")
     Duration downFor;
 
+    @Option(names = "--key-retention", defaultValue = "24h", converter = DurationConverter.class, paramLabel = "DURATION",
+            description = "forget each idempotency key this long after its refund; a request that reuses it later makes a new"
+                    + " refund, as Stripe's does after 24 h (default ${DEFAULT-VALUE})")
+    Duration keyRetention;
+
     @Override
     public Integer call() throws InterruptedException {
         GatewayConfig config = GatewayConfig.builder().port(port).ledgerFile(ledger).latency(latency)
                 .failBefore(failBefore).failAfter(failAfter).slow(slow, slowDelay)
-                .idempotency(!noIdempotency).seed(seed).refuseAbove(refuseAbove).downFor(downFor).build();
+                .idempotency(!noIdempotency).seed(seed).refuseAbove(refuseAbove).downFor(downFor).keyRetention(keyRetention).build();
         PaymentGateway gateway = PaymentGateway.start(config);
         Runtime.getRuntime().addShutdownHook(new Thread(gateway::close, "gateway-stop"));
         System.out.println("gateway listening on " + gateway.url() + (noIdempotency ? " (idempotency OFF)" : "")

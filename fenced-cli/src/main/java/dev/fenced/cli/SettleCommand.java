@@ -68,6 +68,9 @@ public final class SettleCommand implements Callable<Integer> {
     GatewayOptions gatewayOptions;
 
     @Mixin
+    KeyRetentionOptions keyRetention;
+
+    @Mixin
     JournalOptions journal;
 
     /** Null for the operator's command: {@code fenced settle} always builds the fenced worker. */
@@ -104,7 +107,7 @@ public final class SettleCommand implements Callable<Integer> {
         try (HikariDataSource db = Connections.database(dbUrl, concurrency + 2, waits);
              HikariDataSource journalDb = journal.open(2, waits);
              OpenLeases leases = connections.openLeases(db, Connections.workerOwnerLabel(name), FencedObserver.NONE)) {
-            SettlementWorker.Builder builder = SettlementWorker.builder()
+            SettlementWorker.Builder builder = keyRetention.apply(SettlementWorker.builder())
                     .leaseStore(leases.store()).dataSource(db).gateway(Connections.gateway(gatewayUrl))
                     .ttl(ttl).concurrency(concurrency).name(name).listener(this::print);
             builder = journal.apply(builder);

@@ -74,6 +74,9 @@ public final class WorkerCommand implements Callable<Integer> {
     GatewayOptions gatewayOptions;
 
     @Mixin
+    KeyRetentionOptions keyRetention;
+
+    @Mixin
     JournalOptions journal;
 
     @Mixin
@@ -131,11 +134,13 @@ public final class WorkerCommand implements Callable<Integer> {
              HikariDataSource journalDb = journal.open(jobs + 1, waits);
              OpenLeases leases = connections.openLeases(db, owner, metrics == null ? FencedObserver.NONE : metrics.observer());
              Connection broker = nats.connect("fenced-" + owner)) {
+            // Built once before any job, so that a key retention its retries could outlive is refused at start.
+            keyRetention.apply(SettlementWorker.builder()).leaseStore(leases.store()).dataSource(db).gateway(gateway).build();
             SettlementJobs.configure(broker, stream);
             FleetWorker fleet = FleetWorker.builder().connection(broker).stream(stream).jobs(jobs)
                     .drainTime(drainTime)
                     .listener(this::print)
-                    .workers(merchant -> adjusted(journal.apply(SettlementWorker.builder()).leaseStore(leases.store()).dataSource(db)
+                    .workers(merchant -> adjusted(journal.apply(keyRetention.apply(SettlementWorker.builder())).leaseStore(leases.store()).dataSource(db)
                             .gateway(gateway).ttl(ttl).concurrency(concurrency).name(name)
                             .listener(jobListener(merchant, metrics)), merchant).build())
                     .build();

@@ -56,6 +56,30 @@ class MoneyCliTest {
     }
 
     /**
+     * A key retention margin that the default retries (3 attempts and a lookup of at most 5 s each)
+     * could outlast is refused before a refund is touched: one line, exit 2, every row still
+     * pending, nothing sent. Control: the same run with the default margin settles.
+     */
+    @Test
+    void aKeyRetentionMarginTheRetriesCouldOutlastIsAUsageError() throws Exception {
+        String merchant = seed(2, "20.00");
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build())) {
+            CliRun refused = run("settle", "--merchant", merchant, "--redis-url", REDIS, "--db-url", DB, "--gateway-url", gateway.url(),
+                    "--gateway-key-retention", "1m", "--key-retention-margin", "10s");
+            assertThat(refused.exit()).as(refused.stdout() + refused.stderr()).isEqualTo(2);
+            assertThat(refused.stderr().strip().lines()).singleElement().asString()
+                    .contains("may take up to PT20.3S").contains("key retention margin PT10S").doesNotContain("Exception");
+            assertThat(states(merchant)).containsExactly(Map.entry("pending", 2L));
+            assertThat(gateway.ledger()).isEmpty();
+
+            CliRun control = run("settle", "--merchant", merchant, "--redis-url", REDIS, "--db-url", DB, "--gateway-url", gateway.url(),
+                    "--gateway-key-retention", "1m", "--key-retention-margin", "30s");
+            assertThat(control.exit()).as(control.stdout() + control.stderr()).isZero();
+            assertThat(states(merchant)).containsExactly(Map.entry("sent", 2L));
+        }
+    }
+
+    /**
      * Nothing listens at the gateway's address: exit 6, and every refund still pending, none failed.
      * The next run against a gateway pays each once and exits 0. Control: a gateway that refuses
      * every refund makes the same run exit 7 with every row failed, so the assertions see failures

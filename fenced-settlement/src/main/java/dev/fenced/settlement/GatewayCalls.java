@@ -2,7 +2,9 @@ package dev.fenced.settlement;
 
 import dev.fenced.gateway.RefundGateway;
 import dev.fenced.gateway.GatewayException;
+import dev.fenced.gateway.GatewayRefund;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.BooleanSupplier;
 
@@ -65,9 +67,36 @@ final class GatewayCalls {
                 : new GatewayAnswer(GatewayAnswer.Kind.UNKNOWN, null, last.reason());
     }
 
+    /**
+     * The longest {@link #create} can take when each call is bounded by {@code callTimeout}: every
+     * attempt, every backoff at its upper bound, and the closing lookup.
+     */
+    static Duration longestCreate(int attempts, Duration backoff, Duration callTimeout) {
+        Duration longest = callTimeout.multipliedBy(attempts + 1L);
+        for (int retry = 1; retry < attempts; retry++) {
+            longest = longest.plus(step(backoff, retry));
+        }
+        return longest;
+    }
+
     /** Asks whether a refund exists under the row's key; one attempt. */
     GatewayAnswer lookup(RefundRow row) {
+        return lookup(row, false);
+    }
+
+    /**
+     * Asks whether the row's refund exists; one attempt. Under the row's key, or, when
+     * {@code byReference} (the key may be forgotten), by the provider's own lookup, where only a
+     * refund that matches the row counts: another's refund with the same reference is not this
+     * row's, and says nothing of it.
+     */
+    GatewayAnswer lookup(RefundRow row, boolean byReference) {
         try {
+            if (byReference) {
+                List<GatewayRefund> found = gateway.findByReference(row.merchant(), row.id());
+                return found.stream().map(refund -> GatewayAnswer.of(row, refund)).filter(answer -> answer.kind() == GatewayAnswer.Kind.SUCCEEDED)
+                        .findFirst().orElseGet(GatewayAnswer::absent);
+            }
             return gateway.findByKey(row.idempotencyKey()).map(refund -> GatewayAnswer.of(row, refund)).orElseGet(GatewayAnswer::absent);
         } catch (GatewayException e) {
             GatewayAnswer failed = GatewayAnswer.failed(e);
@@ -78,8 +107,12 @@ final class GatewayCalls {
 
     /** An exponential step with jitter over its upper half: spreads the retries of many workers after one outage. */
     private Duration delay(int retry) {
-        long step = Math.min(MAX_BACKOFF.toMillis(), backoff.toMillis() << Math.min(retry - 1, 20));
+        long step = step(backoff, retry).toMillis();
         return Duration.ofMillis(step / 2 + ThreadLocalRandom.current().nextLong(step / 2 + 1));
+    }
+
+    private static Duration step(Duration backoff, int retry) {
+        return Duration.ofMillis(Math.min(MAX_BACKOFF.toMillis(), backoff.toMillis() << Math.min(retry - 1, 20)));
     }
 
     private static void sleep(Duration delay) {

@@ -47,7 +47,11 @@ public final class Reconciliation {
         REFUND_WITHOUT_SENT(true),
         /** The gateway holds a matching refund; the row is stuck in sending. */
         SENDING_BUT_PAID(true),
-        /** The row is stuck in sending and the gateway has no refund: the next settle looks it up and sends it. */
+        /**
+         * The row is stuck in sending and the gateway has no refund: the next settle looks it up and
+         * sends it while the provider keeps its key; past the key retention it sends nothing and
+         * leaves it to an operator.
+         */
         STUCK_IN_SENDING(false),
         /** The row is failed, but the gateway holds a matching refund. */
         FAILED_BUT_PAID(true),

@@ -5,15 +5,28 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import javax.sql.DataSource;
 
 /**
  * A refund row as the worker read it: what is sent to the gateway, under which key, its state then,
- * and the deployment its database belongs to.
+ * the deployment its database belongs to, and when its first request may have gone out.
+ *
+ * @param firstAttemptAt the first claim into {@code sending}, on the worker's clock (the database
+ *     stamps it on its own; the age read from it is moved onto the worker's clock); null when the
+ *     row was never claimed
  */
-record RefundRow(String id, String merchant, BigDecimal amount, String currency, String idempotencyKey, String state, String deployment) {
+record RefundRow(String id, String merchant, BigDecimal amount, String currency, String idempotencyKey, String state, String deployment,
+                 Instant firstAttemptAt) {
+    RefundRow(String id, String merchant, BigDecimal amount, String currency, String idempotencyKey, String state, String deployment) {
+        this(id, merchant, amount, currency, idempotencyKey, state, deployment, null);
+    }
+
     boolean pending() {
         return state.equals("pending");
     }
@@ -23,16 +36,23 @@ record RefundRow(String id, String merchant, BigDecimal amount, String currency,
         return new RefundOwner(deployment, merchant, id);
     }
 
+    /** This row with its amount written as {@code amount}. */
+    RefundRow withAmount(BigDecimal amount) {
+        return new RefundRow(id, merchant, amount, currency, idempotencyKey, state, deployment, firstAttemptAt);
+    }
+
     /**
-     * The merchant's rows still to settle, pending or sending, in their order.
+     * The merchant's rows still to settle, pending or sending, in their order. The age of each
+     * row's first attempt is measured on the database's clock, which stamped it, and placed on
+     * {@code clock}: the two clocks need not agree.
      *
      * @throws IllegalStateException when the database has no deployment id: it was not migrated
      */
-    static List<RefundRow> unsettled(DataSource dataSource, String merchant) throws SQLException {
+    static List<RefundRow> unsettled(DataSource dataSource, String merchant, Clock clock) throws SQLException {
         List<RefundRow> rows = new ArrayList<>();
         try (Connection connection = dataSource.getConnection();
              PreparedStatement statement = connection.prepareStatement(
-                     "SELECT id, merchant, amount, currency, idempotency_key, state FROM refund"
+                     "SELECT id, merchant, amount, currency, idempotency_key, state, first_attempt_at, CURRENT_TIMESTAMP(3) FROM refund"
                              + " WHERE merchant = ? AND state IN ('pending', 'sending') ORDER BY seq")) {
             String deployment = RefundOwner.deploymentOf(connection);
             if (deployment == null) {
@@ -41,9 +61,13 @@ record RefundRow(String id, String merchant, BigDecimal amount, String currency,
             }
             statement.setString(1, merchant);
             try (ResultSet rs = statement.executeQuery()) {
+                Instant now = clock.instant();
                 while (rs.next()) {
+                    Timestamp firstAttempt = rs.getTimestamp(7);
+                    Instant firstAttemptAt = firstAttempt == null ? null
+                            : now.minus(Duration.ofMillis(Math.max(0, rs.getTimestamp(8).getTime() - firstAttempt.getTime())));
                     rows.add(new RefundRow(rs.getString(1), rs.getString(2), rs.getBigDecimal(3), rs.getString(4), rs.getString(5),
-                            rs.getString(6), deployment));
+                            rs.getString(6), deployment, firstAttemptAt));
                 }
             }
         }

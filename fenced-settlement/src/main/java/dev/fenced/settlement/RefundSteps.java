@@ -19,13 +19,16 @@ final class RefundSteps {
     private final GatewayCalls calls;
     private final ConfirmBatcher confirmations;
     private final SettlementWorker.PhaseHook hook;
+    private final KeyRetention keyRetention;
 
-    RefundSteps(RunState state, RunWrites writes, GatewayCalls calls, ConfirmBatcher confirmations, SettlementWorker.PhaseHook hook) {
+    RefundSteps(RunState state, RunWrites writes, GatewayCalls calls, ConfirmBatcher confirmations, SettlementWorker.PhaseHook hook,
+                KeyRetention keyRetention) {
         this.state = state;
         this.writes = writes;
         this.calls = calls;
         this.confirmations = confirmations;
         this.hook = hook;
+        this.keyRetention = keyRetention;
     }
 
     /**
@@ -57,13 +60,21 @@ final class RefundSteps {
 
     /**
      * {@code claimed} is false for a row found in {@code sending}: it is looked up, then claimed
-     * alone. {@code gate} is null when the refund keeps its slot until its confirm is written.
+     * alone. {@code gate} is null when the refund keeps its slot until its confirm is written. A
+     * row whose key the provider may have forgotten ({@link KeyRetention}) is looked up by
+     * reference, claimed or not, and never sent: without its refund found it is left for an operator.
      */
     void process(RefundRow row, boolean claimed, InFlightSlots.ConfirmGate gate) throws SQLException {
+        boolean keyOutlived = keyRetention.outlived(row);
         GatewayAnswer answer = null;
         if (!claimed) {
-            answer = lookUpTakenOver(row);
+            answer = lookUpTakenOver(row, keyOutlived);
             if (answer == null) {
+                return;
+            }
+        } else if (keyOutlived) {
+            answer = lookUp(row, true);
+            if (!answer.gatewayAnswered()) {
                 return;
             }
         }
@@ -74,6 +85,12 @@ final class RefundSteps {
         if (answer != null && answer.kind() == GatewayAnswer.Kind.SUCCEEDED) {
             state.recovered();
         } else if (answer == null || answer.kind() == GatewayAnswer.Kind.ABSENT) {
+            if (keyOutlived) {
+                state.keyOutlived(row, "first attempt at " + row.firstAttemptAt() + ", past the provider's key retention of "
+                        + keyRetention.retention() + " less " + keyRetention.margin() + "; no refund found by reference:"
+                        + " a request under the same key could make a second refund; reconcile, then decide");
+                return;
+            }
             if (!state.stillHeld(row.id())) {
                 return;
             }
@@ -93,20 +110,29 @@ final class RefundSteps {
 
     /**
      * A call for a row found in {@code sending} may have gone out before its holder stopped: ask
-     * first, under the row's key, then claim it alone. The lookup's answer once the row is this
-     * run's; null when it is not (no answer, lease gone, claim refused or skipped).
+     * first, under the row's key (by reference when the key may be forgotten), then claim it alone.
+     * The lookup's answer once the row is this run's; null when it is not (no answer, lease gone,
+     * claim refused or skipped).
      */
-    private GatewayAnswer lookUpTakenOver(RefundRow row) {
-        GatewayAnswer answer = calls.lookup(row);
-        state.gatewayAnswer(row.id(), answer);
-        state.event(SettlementEvent.Type.CHECKED, row.id(),
-                answer.refund() != null ? "exists " + answer.refund().id() : answer.kind().name().toLowerCase(Locale.ROOT));
+    private GatewayAnswer lookUpTakenOver(RefundRow row, boolean byReference) {
+        GatewayAnswer answer = lookUp(row, byReference);
         if (!answer.gatewayAnswered()) {
-            state.event(SettlementEvent.Type.LEFT, row.id(), "sending: the lookup got no answer: " + answer.reason());
             return null;
         }
         if (!state.stillHeld(row.id()) || claim(List.of(row.id())).map(List::isEmpty).orElse(true)) {
             return null;
+        }
+        return answer;
+    }
+
+    /** One lookup, recorded; a lookup without an answer leaves the row in {@code sending}. */
+    private GatewayAnswer lookUp(RefundRow row, boolean byReference) {
+        GatewayAnswer answer = calls.lookup(row, byReference);
+        state.gatewayAnswer(row.id(), answer);
+        state.event(SettlementEvent.Type.CHECKED, row.id(), (byReference ? "by reference: " : "")
+                + (answer.refund() != null ? "exists " + answer.refund().id() : answer.kind().name().toLowerCase(Locale.ROOT)));
+        if (!answer.gatewayAnswered()) {
+            state.event(SettlementEvent.Type.LEFT, row.id(), "sending: the lookup got no answer: " + answer.reason());
         }
         return answer;
     }

@@ -19,10 +19,11 @@ import javax.sql.DataSource;
  * @param checkBeforeWrite whether the lease is read back before each write (a hint, not a fence)
  * @param hook called at each {@link SettlementWorker.Phase}
  * @param journal the second store appended at the end of a run; null when none
+ * @param keyRetention how long the provider keeps a key, and the worker's clock that ages the rows' first attempts
  */
 record RunSettings(DataSource dataSource, RefundGateway gateway, int concurrency, int gatewayAttempts,
                    Duration gatewayBackoff, int gatewayFailureLimit, RefundWrites writes, boolean checkBeforeWrite,
-                   SettlementWorker.PhaseHook hook, SettlementJournal journal) {
+                   SettlementWorker.PhaseHook hook, SettlementJournal journal, KeyRetention keyRetention) {
 
     /** More than one refund in flight: claims go ahead of the sends and confirms are written on a thread of their own. */
     boolean pipelined() {

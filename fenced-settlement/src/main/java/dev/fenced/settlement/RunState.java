@@ -5,12 +5,12 @@ import dev.fenced.FencedException;
 import dev.fenced.Lease;
 import dev.fenced.jdbc.DatabaseWaitException;
 import dev.fenced.settlement.SettlementOutcome.Result;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -43,8 +43,8 @@ final class RunState {
     private final Set<String> skipped = ConcurrentHashMap.newKeySet();
     /** Of the skipped, the rows the earlier holder finished as failed: they keep the run from completing. */
     private final Set<String> failedElsewhere = ConcurrentHashMap.newKeySet();
-    /** Rows never sent because their amount does not fit their currency, each with why; settling thread only. */
-    private final List<String> needOperator = new ArrayList<>();
+    /** Rows left for an operator, each with why: an amount that does not fit its currency, a key the provider may have forgotten. */
+    private final List<String> needOperator = new CopyOnWriteArrayList<>();
     /** Rows read at the start; settling thread only. */
     private int read;
 
@@ -114,10 +114,16 @@ final class RunState {
         read = rows;
     }
 
-    /** A row never sent: its amount does not fit its currency. Settling thread only. */
+    /** A row never sent: its amount does not fit its currency. */
     void needsOperator(RefundRow row, String problem) {
         needOperator.add(row.id() + ": " + problem);
         event(SettlementEvent.Type.LEFT, row.id(), row.state() + ", never sent, for an operator: " + problem);
+    }
+
+    /** A row in {@code sending} not sent again, since its key may be forgotten, and not found by reference either. */
+    void keyOutlived(RefundRow row, String problem) {
+        needOperator.add(row.id() + ": " + problem);
+        event(SettlementEvent.Type.LEFT, row.id(), "sending, not sent again, for an operator: " + problem);
     }
 
     /** Rows the claim left out, finished by an earlier holder after this run read them. */

@@ -53,7 +53,7 @@ final class SettlementRun {
             return thread;
         }) : null;
         ConfirmBatcher confirmations = new ConfirmBatcher(committer == null ? writes::writeConfirms : this::writeConfirmsOnCommitter);
-        this.steps = new RefundSteps(state, writes, calls, confirmations, settings.hook());
+        this.steps = new RefundSteps(state, writes, calls, confirmations, settings.hook(), settings.keyRetention());
     }
 
     /** The batch written on the committer thread; the caller waits for it, also when interrupted: a confirm is not abandoned half-way. */
@@ -91,7 +91,7 @@ final class SettlementRun {
      * the rows at the start is the caller's to record ({@link #failedToRead}).
      */
     void settle(String merchant) throws SQLException {
-        List<RefundRow> rows = RefundRow.unsettled(settings.dataSource(), merchant);
+        List<RefundRow> rows = RefundRow.unsettled(settings.dataSource(), merchant, settings.keyRetention().clock());
         state.read(rows.size());
         rows = sendable(rows);
         // With more than one in flight, a refund's slot is freed once its gateway call has
@@ -185,8 +185,7 @@ final class SettlementRun {
             if (problem.isPresent()) {
                 state.needsOperator(row, problem.get());
             } else {
-                sendable.add(new RefundRow(row.id(), row.merchant(), MinorUnits.exact(row.amount(), row.currency()), row.currency(),
-                        row.idempotencyKey(), row.state(), row.deployment()));
+                sendable.add(row.withAmount(MinorUnits.exact(row.amount(), row.currency())));
             }
         }
         return sendable;

@@ -37,7 +37,8 @@ import javax.sql.DataSource;
  * only on a definitive answer ({@link GatewayAnswer}): a matching refund confirms it; a refusal, or
  * a refund that does not match the row, marks it {@code failed} with the reason; an answer in doubt
  * leaves it {@code sending} for a lookup; a request that never left puts it back to
- * {@code pending}. Retries are bounded, with backoff and jitter. After {@code gatewayFailureLimit}
+ * {@code pending}. A row whose first attempt is older than the provider keeps its key
+ * ({@link Builder#keyRetention}) is never sent again blind. Retries are bounded, with backoff and jitter. After {@code gatewayFailureLimit}
  * refunds in a row end without an answer, the worker stops claiming, lets what is in flight end,
  * releases its lease and reports {@link SettlementOutcome.Result#GATEWAY_UNAVAILABLE}: an outage
  * never marks a refund failed.
@@ -114,8 +115,12 @@ public final class SettlementWorker {
         }
         this.renewal = b.variant.renewal();
         this.events = new WorkerEvents(b.name, b.listener, b.clock);
+        KeyRetention keyRetention = new KeyRetention(b.keyRetention, b.keyRetentionMargin, b.clock);
+        gateway.callTimeout().ifPresent(timeout -> keyRetention.requireRetriesFit(
+                GatewayCalls.longestCreate(b.gatewayAttempts, b.gatewayBackoff, timeout),
+                b.gatewayAttempts + " attempts and a lookup of at most " + timeout + " each, with backoff"));
         this.settings = new RunSettings(dataSource, gateway, b.concurrency, b.gatewayAttempts, b.gatewayBackoff, b.gatewayFailureLimit, b.variant.writes(), b.variant.checkBeforeWrite(),
-                b.hook, b.journal);
+                b.hook, b.journal, keyRetention);
     }
 
     /**
@@ -236,6 +241,8 @@ public final class SettlementWorker {
         private PhaseHook hook = (phase, id) -> { };
         private Clock clock = Clock.systemUTC();
         private SettlementJournal journal;
+        private Duration keyRetention = KeyRetention.DEFAULT_RETENTION;
+        private Duration keyRetentionMargin = KeyRetention.DEFAULT_MARGIN;
 
         public Builder leaseStore(LeaseStore leases) {
             this.leases = leases;
@@ -317,7 +324,26 @@ public final class SettlementWorker {
             return this;
         }
 
-        /** The clock that stamps events; the system's by default. Leases expire by the store's clock, not this one. */
+        /**
+         * How long the provider keeps an idempotency key ({@code retention}; Stripe's 24 hours by
+         * default) and how far from its end the worker stops trusting a row's key ({@code margin};
+         * 1 hour by default). A row first claimed longer than {@code retention - margin} ago is
+         * never sent again: it is looked up by reference ({@code RefundGateway.findByReference}) and
+         * confirmed when its refund is found, or left in {@code sending} for an operator. The
+         * build refuses a margin that one refund's attempts could outlast
+         * ({@code RefundGateway.callTimeout}), so a send that starts inside the window ends inside
+         * the retention. Rows are aged on the database's clock and compared on {@link #clock}.
+         */
+        public Builder keyRetention(Duration retention, Duration margin) {
+            this.keyRetention = retention;
+            this.keyRetentionMargin = margin;
+            return this;
+        }
+
+        /**
+         * The clock that stamps events and ages the rows' first attempts; the system's by default. Leases
+         * expire by the store's clock, not this one.
+         */
         public Builder clock(Clock clock) {
             this.clock = Objects.requireNonNull(clock, "clock");
             return this;

@@ -21,13 +21,16 @@ import dev.fenced.redis.TokenPolicy;
 import dev.fenced.settlement.Reconciliation.Kind;
 import dev.fenced.settlement.SettlementOutcome.Result;
 import dev.fenced.testing.servers.OwnDatabase;
+import dev.fenced.testing.SettableClock;
 import dev.fenced.testing.servers.TestRedis;
 import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Timestamp;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -36,6 +39,7 @@ import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
@@ -176,6 +180,97 @@ abstract class MoneyFailureContract {
             assertThat(next.result()).isEqualTo(Result.COMPLETED);
             assertThat(next.recovered()).isEqualTo(3);
             assertPaidOnce(gateway.ledger(), merchant, 3);
+        }
+    }
+
+    /** Longer than any provider keeps a key: the worker as it was before it knew keys expire. */
+    private static final Duration KEYS_KEPT_FOREVER = Duration.ofDays(36_500);
+
+    /**
+     * A provider keeps a key 24 hours (Stripe does). The gateway makes each refund but its answers
+     * are lost, so the rows stay sending; then a day passes, on the gateway's clock (moved, not
+     * waited for) and in the rows' first-attempt times (moved back by as much): the key is
+     * forgotten, and a lookup by it finds nothing. The next run knows the rows' keys are past the
+     * retention, finds each refund by reference and confirms it, sending nothing. Control: a worker
+     * that believes keys are kept forever trusts the empty lookup and sends again under the same
+     * key, which the provider now takes for a new request: every refund is paid twice.
+     */
+    @ParameterizedTest(name = "worker trusts keys forever: {0}")
+    @ValueSource(booleans = {false, true})
+    void aRowWhoseKeyTheProviderForgotIsFoundByReferenceAndNeverSentAgain(boolean control) throws Exception {
+        String merchant = seed(3, "30.00");
+        SettableClock gatewayClock = new SettableClock(Instant.now());
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ofMillis(300)).clock(gatewayClock).build())) {
+            SettlementOutcome lost = worker(gateway.url(), Duration.ofMillis(100)).gatewayAttempts(1).gatewayFailureLimit(10).build()
+                    .settle(merchant);
+            assertThat(lost.result()).isEqualTo(Result.GATEWAY_UNAVAILABLE);
+            assertThat(states(merchant)).as("in doubt: still sending").containsExactly(Map.entry("sending", 3L));
+            await("the gateway answering the requests the client gave up on").atMost(Duration.ofSeconds(30))
+                    .until(() -> gateway.requestsInFlight() == 0);
+            assertThat(refundsOf(gateway.ledger(), merchant)).as("each refund made once, its answer lost").hasSize(3);
+
+            ageFirstAttempts(merchant, Duration.ofHours(25));
+            gatewayClock.advance(Duration.ofHours(25));
+            GatewayClient client = GatewayClient.of(gateway.url(), Duration.ofSeconds(5));
+            keys(merchant).values().forEach(key -> assertThat(client.findByKey(key)).as("the provider forgot " + key).isEmpty());
+
+            SettlementOutcome next = worker(gateway).keyRetention(control ? KEYS_KEPT_FOREVER : Duration.ofHours(24), Duration.ofHours(1))
+                    .build().settle(merchant);
+            assertThat(next.result()).isEqualTo(Result.COMPLETED);
+            if (control) {
+                assertThat(refundsOf(gateway.ledger(), merchant)).as("control: a blind resend after the key expired pays twice")
+                        .hasSize(6);
+                return;
+            }
+            assertThat(next.recovered()).isEqualTo(3);
+            assertPaidOnce(gateway.ledger(), merchant, 3);
+        }
+    }
+
+    /**
+     * The gateway refuses connections for a whole run (nothing made), and the rows go back to
+     * pending; a day later the provider would no longer know their keys. A pending row is no proof
+     * that nothing reached the provider (a proxy may have forwarded a request and then failed), so the next run looks
+     * each one up by reference, finds nothing, and leaves it in sending for an operator, sending
+     * nothing, and the run does not report success. Control: a worker that trusts keys forever
+     * sends them all.
+     */
+    @ParameterizedTest(name = "worker trusts keys forever: {0}")
+    @ValueSource(booleans = {false, true})
+    void aRowTriedLongerAgoThanTheKeyRetentionIsNeverSentBlind(boolean control) throws Exception {
+        String merchant = seed(2, "20.00");
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build())) {
+            gateway.outage(Duration.ofSeconds(30));
+            SettlementOutcome down = worker(gateway).gatewayAttempts(1).gatewayFailureLimit(10).build().settle(merchant);
+            assertThat(down.result()).isEqualTo(Result.GATEWAY_UNAVAILABLE);
+            assertThat(states(merchant)).as("nothing reached the gateway: back to pending").containsExactly(Map.entry("pending", 2L));
+            assertThat(byId(merchant, "first_attempt_at", Timestamp.class).values()).as("each claim stamped its first attempt")
+                    .hasSize(2).doesNotContainNull();
+            ageFirstAttempts(merchant, Duration.ofHours(25));
+            gateway.outage(Duration.ZERO);
+            awaitListening(gateway);
+
+            List<SettlementEvent> events = new CopyOnWriteArrayList<>();
+            SettlementOutcome next = worker(gateway).keyRetention(control ? KEYS_KEPT_FOREVER : Duration.ofHours(24), Duration.ofHours(1))
+                    .listener(events::add).build().settle(merchant);
+            if (control) {
+                assertThat(next.result()).isEqualTo(Result.COMPLETED);
+                assertThat(refundsOf(gateway.ledger(), merchant)).as("control: sent without a look").hasSize(2);
+                return;
+            }
+            assertThat(next.result()).as("work left undone is not success").isEqualTo(Result.FAILED);
+            assertThat(next.error()).contains("2 refunds need an operator").contains("past the provider's key retention");
+            assertThat(refundsOf(gateway.ledger(), merchant)).as("nothing sent").isEmpty();
+            assertThat(states(merchant)).containsExactly(Map.entry("sending", 2L));
+            assertThat(events).filteredOn(e -> e.type() == SettlementEvent.Type.CHECKED).extracting(SettlementEvent::detail)
+                    .containsOnly("by reference: absent").hasSize(2);
+        }
+    }
+
+    /** Moves each row's first attempt {@code by} into the past, as if that much time had gone by on the database's clock. */
+    private void ageFirstAttempts(String merchant, Duration by) throws SQLException {
+        for (Map.Entry<String, Timestamp> row : byId(merchant, "first_attempt_at", Timestamp.class).entrySet()) {
+            execute("UPDATE refund SET first_attempt_at = ? WHERE id = ?", new Timestamp(row.getValue().getTime() - by.toMillis()), row.getKey());
         }
     }
 

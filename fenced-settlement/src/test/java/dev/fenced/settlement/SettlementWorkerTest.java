@@ -1,6 +1,7 @@
 package dev.fenced.settlement;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
@@ -114,6 +115,29 @@ class SettlementWorkerTest {
             assertThat(creates).hasValue(5);
             assertExactlyOnce(gateway.ledger(), merchant, 5);
         }
+    }
+
+    /**
+     * One refund's calls must end well inside the provider's key retention: a configuration whose
+     * attempts (here 5 of at most 10 s each, with backoff, and a closing lookup) could outlast the
+     * margin kept before the retention ends is refused at build, with both durations named; so is
+     * a margin not below the retention. Control: the same attempts with a margin they fit in build.
+     */
+    @Test
+    void retriesThatCouldOutliveTheKeyRetentionAreRefusedAtBuild() {
+        SettlementWorker.Builder slow = SettlementWorker.builder().leaseStore(leases).dataSource(db)
+                .gateway(GatewayClient.of("http://127.0.0.1:9", Duration.ofSeconds(10))).gatewayAttempts(5);
+        assertThatThrownBy(() -> slow.keyRetention(Duration.ofMinutes(10), Duration.ofSeconds(60)).build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("may take up to PT1M1.5S").hasMessageContaining("key retention margin PT1M")
+                .hasMessageContaining("retention PT10M");
+        assertThatThrownBy(() -> slow.keyRetention(Duration.ofMinutes(10), Duration.ofMinutes(10)).build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("less than the key retention");
+        assertThatThrownBy(() -> slow.keyRetention(Duration.ZERO, Duration.ofSeconds(1)).build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("key retention must be positive");
+        assertThat(slow.keyRetention(Duration.ofMinutes(10), Duration.ofSeconds(62)).build()).isNotNull();
+        assertThat(GatewayCalls.longestCreate(5, Duration.ofMillis(100), Duration.ofSeconds(10)))
+                .as("6 calls of 10 s; backoffs 0.1 + 0.2 + 0.4 + 0.8 s").isEqualTo(Duration.ofMillis(61_500));
     }
 
     @Test
