@@ -295,11 +295,22 @@ public final class Reconciliation {
         return "sent";
     }
 
-    /** A failed row without a refund back to pending, fenced at the repair's token: the next settle sends it under the same key. */
+    /**
+     * A failed row without a refund back to pending, fenced at the repair's token: the next settle
+     * sends it under the same key. Its first attempt is forgotten with it: the refusal made nothing
+     * and no refund exists under the key, so a request after the provider pruned the key is a first
+     * one, and the worker must not hold the row back as if its key were in doubt.
+     */
     private void retry(String id, long token) {
         inTransaction(connection -> {
             FAILED_ROWS.claim(connection, id, token);
             ROWS.finish(connection, id, token, "pending", Map.of());
+            try (PreparedStatement clear = connection.prepareStatement(
+                    "UPDATE refund SET first_attempt_at = NULL WHERE id = ? AND fence = ? AND state = 'pending'")) {
+                clear.setString(1, id);
+                clear.setLong(2, token);
+                clear.executeUpdate();
+            }
         });
     }
 

@@ -267,6 +267,43 @@ abstract class MoneyFailureContract {
         }
     }
 
+    /**
+     * A refund refused a day ago (nothing made) that an operator retries with
+     * {@code reconcile --repair --retry-failed}: the retry forgets its first attempt, so the next
+     * settle sends it, once. Control: the same row put back to pending by hand, its first attempt
+     * kept, is held back as a key in doubt and sent to no one.
+     */
+    @ParameterizedTest(name = "put back by hand: {0}")
+    @ValueSource(booleans = {false, true})
+    void aRefusalRetriedByReconcileADayLaterIsSentOnce(boolean control) throws Exception {
+        String merchant = seed(1, "70.25");
+        String id = merchant + "_r001"; // RefundSeeder: prefix and a three-digit index
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO)
+                .refuseAbove(new BigDecimal("50.00")).build())) {
+            assertThat(worker(gateway).build().settle(merchant).result()).isEqualTo(Result.REJECTED);
+            assertThat(stateById(merchant)).containsEntry(id, "failed");
+            ageFirstAttempts(merchant, Duration.ofHours(25));
+        }
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build())) {
+            if (control) {
+                execute("UPDATE refund SET state = 'pending' WHERE id = ?", id);
+            } else {
+                Reconciliation.Report retried = Reconciliation.of(db, GatewayClient.of(gateway.url(), Duration.ofSeconds(5)))
+                        .repair(merchant, leases, Duration.ofSeconds(10), true);
+                assertThat(retried.retried()).containsExactly(id);
+                assertThat(column(id, "first_attempt_at", Timestamp.class)).as("the retry forgets the first attempt").isNull();
+            }
+            SettlementOutcome next = worker(gateway).build().settle(merchant);
+            if (control) {
+                assertThat(next.result()).as("control: a first attempt kept holds the row back").isEqualTo(Result.FAILED);
+                assertThat(refundsOf(gateway.ledger(), merchant)).isEmpty();
+                return;
+            }
+            assertThat(next.result()).isEqualTo(Result.COMPLETED);
+            assertPaidOnce(gateway.ledger(), merchant, 1);
+        }
+    }
+
     /** Moves each row's first attempt {@code by} into the past, as if that much time had gone by on the database's clock. */
     private void ageFirstAttempts(String merchant, Duration by) throws SQLException {
         for (Map.Entry<String, Timestamp> row : byId(merchant, "first_attempt_at", Timestamp.class).entrySet()) {
@@ -421,7 +458,7 @@ abstract class MoneyFailureContract {
             }
             deployLastRelease(old, dialect, "2"); // the release before keys were kept on the row
             String merchant = freshMerchant();
-            String id = merchant + "_r001";
+            String id = merchant + "_r001"; // RefundSeeder: prefix and a three-digit index
             try (Connection c = old.getConnection(); PreparedStatement s = c.prepareStatement(
                     "INSERT INTO refund (id, merchant, seq, amount, currency, state, fence) VALUES (?, ?, 1, 70.25, 'EUR', 'sending', 1)")) {
                 s.setString(1, id);
@@ -465,7 +502,7 @@ abstract class MoneyFailureContract {
     @ValueSource(booleans = {false, true})
     void upgradedRowsOfTwoDeploymentsAreNeverBothSentOnOneRefund(boolean control) throws Exception {
         String merchant = freshMerchant();
-        String id = merchant + "_r001";
+        String id = merchant + "_r001"; // RefundSeeder: prefix and a three-digit index
         try (Scratch first = upgraded(merchant, Map.of(id, "sending")); Scratch second = upgraded(merchant, Map.of(id, "sending"));
              PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build())) {
             assertThat(first.column(id, "idempotency_key")).as("V2's key for an existing row").isEqualTo(id)
@@ -513,7 +550,7 @@ abstract class MoneyFailureContract {
     @ValueSource(booleans = {false, true})
     void upgradedPendingRowsOfTwoDeploymentsArePaidEachUnderItsOwnKey(boolean control) throws Exception {
         String merchant = freshMerchant();
-        String id = merchant + "_r001";
+        String id = merchant + "_r001"; // RefundSeeder: prefix and a three-digit index
         Map<String, String> rows = new java.util.LinkedHashMap<>();
         rows.put(id, "pending");
         for (String state : List.of("sending", "sent", "failed")) {
