@@ -4,6 +4,7 @@ import dev.fenced.gateway.RefundGateway;
 import dev.fenced.gateway.GatewayException;
 import dev.fenced.gateway.GatewayRefund;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.BooleanSupplier;
@@ -21,20 +22,24 @@ final class GatewayCalls {
     private final int attempts;
     private final Duration backoff;
     private final BooleanSupplier stop;
+    private final KeyRetention keyRetention;
 
-    GatewayCalls(RefundGateway gateway, int attempts, Duration backoff, BooleanSupplier stop) {
+    GatewayCalls(RefundGateway gateway, int attempts, Duration backoff, BooleanSupplier stop, KeyRetention keyRetention) {
         this.gateway = gateway;
         this.attempts = attempts;
         this.backoff = backoff;
         this.stop = stop;
+        this.keyRetention = keyRetention;
     }
 
     /**
      * Sends the refund. When some attempt's answer was lost (the refund may exist), the answer is
-     * the lookup's: a refund found under the key, or {@link GatewayAnswer.Kind#UNKNOWN} still, even
-     * when a later attempt was refused; the next holder's lookup then settles it.
+     * the lookup's: a refund found under the key (by reference once the key may be forgotten), or
+     * {@link GatewayAnswer.Kind#UNKNOWN} still, even when a later attempt was refused; the next
+     * holder's lookup then settles it. No retry starts past the row's {@link KeyRetention#sendDeadline}.
      */
     GatewayAnswer create(RefundRow row) {
+        Instant deadline = keyRetention.sendDeadline(row);
         GatewayAnswer last = null;
         boolean mayExist = false;
         for (int attempt = 1; attempt <= attempts; attempt++) {
@@ -43,6 +48,9 @@ final class GatewayCalls {
                     break;
                 }
                 sleep(delay(attempt - 1));
+                if (keyRetention.passed(deadline)) {
+                    break; // the provider may forget the key before this request reaches it
+                }
             }
             try {
                 return GatewayAnswer.of(row, gateway.createRefund(row.idempotencyKey(), row.id(), row.merchant(), row.amount(), row.currency(),
@@ -61,7 +69,7 @@ final class GatewayCalls {
         if (!mayExist) {
             return last;
         }
-        GatewayAnswer lookup = lookup(row);
+        GatewayAnswer lookup = lookup(row, keyRetention.passed(deadline));
         // Absent is no proof: a request still in flight at the gateway may yet create it.
         return lookup.kind() == GatewayAnswer.Kind.SUCCEEDED || lookup.kind() == GatewayAnswer.Kind.REJECTED ? lookup
                 : new GatewayAnswer(GatewayAnswer.Kind.UNKNOWN, null, last.reason());

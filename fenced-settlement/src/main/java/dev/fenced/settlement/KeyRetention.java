@@ -9,9 +9,10 @@ import java.time.Instant;
  * A row whose first claim is older than {@code retention - margin} may have a key the provider has
  * forgotten: a lookup by that key proves nothing and a request under it could make a second
  * refund, so such a row is looked up by the provider's own lookup ({@code findByReference}) and,
- * when that finds nothing, left for an operator, never sent again. The margin also bounds one
- * refund's retries: the worker refuses a configuration whose attempts could last longer
- * ({@link #requireRetriesFit}), so a send that starts inside the window ends inside the retention.
+ * when that finds nothing, left for an operator, never sent again. Retries of one refund stop at
+ * the same deadline ({@link #sendDeadline}), and the worker refuses a configuration whose attempts
+ * could last longer than the margin when its gateway says how long a call may take
+ * ({@link #requireRetriesFit}).
  *
  * @param clock the worker's clock, on which each row's first attempt is placed ({@link RefundRow#firstAttemptAt()})
  */
@@ -30,10 +31,32 @@ record KeyRetention(Duration retention, Duration margin, Clock clock) {
         }
     }
 
-    /** Whether the row's key may be forgotten by now, or will be before a send that starts now ends. */
+    /**
+     * Whether the row's key may be forgotten by now, or will be before a send that starts now ends.
+     * False for a row without a first attempt: never claimed, or claimed before the first attempt
+     * was recorded (its age unknown: {@link #ageUnknown}).
+     */
     boolean outlived(RefundRow row) {
         Instant first = row.firstAttemptAt();
-        return first != null && !clock.instant().isBefore(first.plus(retention.minus(margin)));
+        return first != null && passed(first.plus(retention.minus(margin)));
+    }
+
+    /** A row in {@code sending} without a first attempt: claimed before V8 recorded it, or while V8 ran. */
+    static boolean ageUnknown(RefundRow row) {
+        return row.firstAttemptAt() == null && !row.pending();
+    }
+
+    /**
+     * The last moment a request for the row may start under its key: its first attempt (now, for a
+     * row never claimed before this run) plus the retention less the margin.
+     */
+    Instant sendDeadline(RefundRow row) {
+        Instant first = row.firstAttemptAt() == null ? clock.instant() : row.firstAttemptAt();
+        return first.plus(retention.minus(margin));
+    }
+
+    boolean passed(Instant deadline) {
+        return !clock.instant().isBefore(deadline);
     }
 
     /**

@@ -1,11 +1,11 @@
 package dev.fenced.settlement;
 
+import dev.fenced.jdbc.JdbcDialect;
 import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Timestamp;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -52,7 +52,7 @@ record RefundRow(String id, String merchant, BigDecimal amount, String currency,
         List<RefundRow> rows = new ArrayList<>();
         try (Connection connection = dataSource.getConnection();
              PreparedStatement statement = connection.prepareStatement(
-                     "SELECT id, merchant, amount, currency, idempotency_key, state, first_attempt_at, CURRENT_TIMESTAMP(3) FROM refund"
+                     "SELECT id, merchant, amount, currency, idempotency_key, state, " + firstAttemptAgeMillis(connection) + " FROM refund"
                              + " WHERE merchant = ? AND state IN ('pending', 'sending') ORDER BY seq")) {
             String deployment = RefundOwner.deploymentOf(connection);
             if (deployment == null) {
@@ -63,15 +63,25 @@ record RefundRow(String id, String merchant, BigDecimal amount, String currency,
             try (ResultSet rs = statement.executeQuery()) {
                 Instant now = clock.instant();
                 while (rs.next()) {
-                    Timestamp firstAttempt = rs.getTimestamp(7);
-                    Instant firstAttemptAt = firstAttempt == null ? null
-                            : now.minus(Duration.ofMillis(Math.max(0, rs.getTimestamp(8).getTime() - firstAttempt.getTime())));
+                    double ageMillis = rs.getDouble(7);
+                    Instant firstAttemptAt = rs.wasNull() ? null : now.minus(Duration.ofMillis(Math.max(0, (long) ageMillis)));
                     rows.add(new RefundRow(rs.getString(1), rs.getString(2), rs.getBigDecimal(3), rs.getString(4), rs.getString(5),
                             rs.getString(6), deployment, firstAttemptAt));
                 }
             }
         }
         return rows;
+    }
+
+    /**
+     * The age of a row's first attempt in milliseconds, computed by the database from instants, never
+     * from local times: MariaDB hands TIMESTAMP values to the driver in the session's zone, where an
+     * hour repeats when daylight saving ends.
+     */
+    private static String firstAttemptAgeMillis(Connection connection) throws SQLException {
+        return JdbcDialect.detect(connection).name().equals("postgresql")
+                ? "EXTRACT(EPOCH FROM (CURRENT_TIMESTAMP - first_attempt_at)) * 1000"
+                : "(UNIX_TIMESTAMP() - UNIX_TIMESTAMP(first_attempt_at)) * 1000";
     }
 
     /** The merchant's confirmed refunds, as the journal lines they should have: the token is the row's fence, the token that confirmed it. */

@@ -110,12 +110,16 @@ final class RefundSteps {
 
     /**
      * A call for a row found in {@code sending} may have gone out before its holder stopped: ask
-     * first, under the row's key (by reference when the key may be forgotten), then claim it alone.
+     * first, under the row's key (by reference when the key may be forgotten, and also when the
+     * row's age is unknown and the key found nothing), then claim it alone.
      * The lookup's answer once the row is this run's; null when it is not (no answer, lease gone,
      * claim refused or skipped).
      */
     private GatewayAnswer lookUpTakenOver(RefundRow row, boolean byReference) {
         GatewayAnswer answer = lookUp(row, byReference);
+        if (answer.kind() == GatewayAnswer.Kind.ABSENT && !byReference && KeyRetention.ageUnknown(row)) {
+            answer = lookUp(row, true); // how long ago it went out is unknown, so its key may be gone: ask by reference too
+        }
         if (!answer.gatewayAnswered()) {
             return null;
         }

@@ -222,14 +222,12 @@ final class RunState {
             return Result.FENCE_VIOLATION;
         } else if (databaseWait.get() != null) {
             return Result.DATABASE_WAIT;
-        } else if (error.get() != null) {
-            return Result.FAILED;
+        } else if (error.get() != null || !needOperator.isEmpty()) {
+            return Result.FAILED; // before the outcomes that say "run again": a row left for an operator stays left
         } else if (leaseLost.get()) {
             return Result.LEASE_LOST;
         } else if (gatewayDown.get()) {
             return Result.GATEWAY_UNAVAILABLE;
-        } else if (!needOperator.isEmpty()) {
-            return Result.FAILED;
         } else if (left() > 0 && stopRequested.getAsBoolean()) {
             return Result.STOPPED;
         } else if (left() > 0) {

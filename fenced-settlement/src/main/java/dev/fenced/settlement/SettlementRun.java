@@ -46,7 +46,8 @@ final class SettlementRun {
         this.settings = settings;
         this.state = new RunState(lease, settings, report, leaseLost, stopRequested);
         this.writes = new RunWrites(settings.dataSource(), settings.writes(), lease.token(), settings.hook());
-        GatewayCalls calls = new GatewayCalls(settings.gateway(), settings.gatewayAttempts(), settings.gatewayBackoff(), state::stopped);
+        GatewayCalls calls = new GatewayCalls(settings.gateway(), settings.gatewayAttempts(), settings.gatewayBackoff(), state::stopped,
+                settings.keyRetention());
         this.committer = settings.pipelined() ? Executors.newSingleThreadExecutor(runnable -> {
             Thread thread = new Thread(runnable, "confirm-" + lease.resource());
             thread.setDaemon(true);

@@ -37,8 +37,8 @@ import javax.sql.DataSource;
  * only on a definitive answer ({@link GatewayAnswer}): a matching refund confirms it; a refusal, or
  * a refund that does not match the row, marks it {@code failed} with the reason; an answer in doubt
  * leaves it {@code sending} for a lookup; a request that never left puts it back to
- * {@code pending}. A row whose first attempt is older than the provider keeps its key
- * ({@link Builder#keyRetention}) is never sent again blind. Retries are bounded, with backoff and jitter. After {@code gatewayFailureLimit}
+ * {@code pending}. A row whose first attempt is older than the provider's key retention less a
+ * margin ({@link Builder#keyRetention}) is never sent again blind. Retries are bounded, with backoff and jitter. After {@code gatewayFailureLimit}
  * refunds in a row end without an answer, the worker stops claiming, lets what is in flight end,
  * releases its lease and reports {@link SettlementOutcome.Result#GATEWAY_UNAVAILABLE}: an outage
  * never marks a refund failed.
@@ -329,10 +329,10 @@ public final class SettlementWorker {
          * default) and how far from its end the worker stops trusting a row's key ({@code margin};
          * 1 hour by default). A row first claimed longer than {@code retention - margin} ago is
          * never sent again: it is looked up by reference ({@code RefundGateway.findByReference}) and
-         * confirmed when its refund is found, or left in {@code sending} for an operator. The
-         * build refuses a margin that one refund's attempts could outlast
-         * ({@code RefundGateway.callTimeout}), so a send that starts inside the window ends inside
-         * the retention. Rows are aged on the database's clock and compared on {@link #clock}.
+         * confirmed when its refund is found, or left in {@code sending} for an operator. No retry
+         * starts past that point, and when the gateway says how long a call may take
+         * ({@code RefundGateway.callTimeout}) the build refuses a margin one refund's attempts could
+         * outlast. Rows are aged by the database and compared on {@link #clock}.
          */
         public Builder keyRetention(Duration retention, Duration margin) {
             this.keyRetention = retention;

@@ -49,7 +49,8 @@ class GatewayCallsTest {
     }
 
     private static GatewayAnswer create(RefundGateway gateway) {
-        return new GatewayCalls(gateway, 3, Duration.ZERO, () -> false).create(ROW);
+        return new GatewayCalls(gateway, 3, Duration.ZERO, () -> false,
+                new KeyRetention(KeyRetention.DEFAULT_RETENTION, KeyRetention.DEFAULT_MARGIN, java.time.Clock.systemUTC())).create(ROW);
     }
 
     private static GatewayException failure(Outcome outcome) {
@@ -105,5 +106,49 @@ class GatewayCallsTest {
 
     private static GatewayRefund withMetadata(GatewayRefund r, Map<String, String> metadata) {
         return new GatewayRefund(r.id(), r.idempotencyKey(), r.reference(), r.merchant(), r.amount(), r.currency(), r.createdAt(), metadata);
+    }
+
+    /**
+     * A request in doubt whose answer took until the row's key may be forgotten: no retry goes out
+     * under the key, and the closing lookup asks by reference, not by the key. Control: the same
+     * answers within the retention are retried and looked up by key.
+     */
+    @org.junit.jupiter.params.ParameterizedTest(name = "the answer took a day: {0}")
+    @org.junit.jupiter.params.provider.ValueSource(booleans = {true, false})
+    void noRetryStartsOnceTheKeyMayBeForgotten(boolean slowAnswer) {
+        dev.fenced.testing.SettableClock clock = new dev.fenced.testing.SettableClock();
+        RefundRow row = new RefundRow("r_1", "m_1", new BigDecimal("70.25"), "EUR", "key-1", "sending", "d_1", clock.instant());
+        List<String> calls = new java.util.ArrayList<>();
+        RefundGateway gateway = new RefundGateway() {
+            @Override
+            public GatewayRefund createRefund(String key, String reference, String merchant, BigDecimal amount, String currency) {
+                calls.add("create");
+                if (slowAnswer) {
+                    clock.advance(Duration.ofHours(23));
+                }
+                throw failure(Outcome.UNKNOWN);
+            }
+
+            @Override
+            public Optional<GatewayRefund> findByKey(String key) {
+                calls.add("by key");
+                return Optional.of(PAID);
+            }
+
+            @Override
+            public List<GatewayRefund> findByReference(String merchant, String reference) {
+                calls.add("by reference");
+                return List.of(PAID);
+            }
+
+            @Override
+            public List<GatewayRefund> refundsOf(String merchant) {
+                return List.of(PAID);
+            }
+        };
+        GatewayAnswer answer = new GatewayCalls(gateway, 3, Duration.ZERO, () -> false,
+                new KeyRetention(Duration.ofHours(24), Duration.ofHours(1), clock)).create(row);
+        assertThat(answer.kind()).isEqualTo(GatewayAnswer.Kind.SUCCEEDED);
+        assertThat(calls).containsExactlyElementsOf(slowAnswer ? List.of("create", "by reference") : List.of("create", "create", "create", "by key"));
     }
 }

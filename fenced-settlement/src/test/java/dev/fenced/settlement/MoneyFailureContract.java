@@ -229,7 +229,8 @@ abstract class MoneyFailureContract {
 
     /**
      * The gateway refuses connections for a whole run (nothing made), and the rows go back to
-     * pending; a day later the provider would no longer know their keys. A pending row is no proof
+     * pending; 23.5 hours later the provider still knows their keys, but a send could outlast them
+     * (inside the 1 h margin). A pending row is no proof
      * that nothing reached the provider (a proxy may have forwarded a request and then failed), so the next run looks
      * each one up by reference, finds nothing, and leaves it in sending for an operator, sending
      * nothing, and the run does not report success. Control: a worker that trusts keys forever
@@ -246,7 +247,7 @@ abstract class MoneyFailureContract {
             assertThat(states(merchant)).as("nothing reached the gateway: back to pending").containsExactly(Map.entry("pending", 2L));
             assertThat(byId(merchant, "first_attempt_at", Timestamp.class).values()).as("each claim stamped its first attempt")
                     .hasSize(2).doesNotContainNull();
-            ageFirstAttempts(merchant, Duration.ofHours(25));
+            ageFirstAttempts(merchant, Duration.ofMinutes(23 * 60 + 30));
             gateway.outage(Duration.ZERO);
             awaitListening(gateway);
 
