@@ -1,10 +1,11 @@
 package dev.fenced.cli;
 
+import dev.fenced.settlement.Reconciliation;
 import dev.fenced.settlement.SettlementWorker;
 import java.time.Duration;
 import picocli.CommandLine.Option;
 
-/** What the provider promises about idempotency keys, for the commands that send refunds ({@code settle}, {@code worker}). */
+/** What the provider promises about idempotency keys, for the commands that send or repair refunds ({@code settle}, {@code worker}, {@code reconcile}). */
 public final class KeyRetentionOptions {
     @Option(names = "--gateway-key-retention", paramLabel = "DURATION", defaultValue = "24h", converter = DurationConverter.class,
             description = "how long the gateway keeps an idempotency key; a refund first tried longer ago is never sent again,"
@@ -19,5 +20,10 @@ public final class KeyRetentionOptions {
     /** The key retention on {@code builder}; its {@code build()} refuses retries that could outlive it. */
     SettlementWorker.Builder apply(SettlementWorker.Builder builder) {
         return builder.keyRetention(keyRetention, keyRetentionMargin);
+    }
+
+    /** The key retention on {@code reconciliation}, which then tells rows past it from rows the next settle sends. */
+    Reconciliation apply(Reconciliation reconciliation) {
+        return reconciliation.keyRetention(keyRetention, keyRetentionMargin);
     }
 }

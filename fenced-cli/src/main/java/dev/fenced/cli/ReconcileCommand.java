@@ -18,7 +18,8 @@ import picocli.CommandLine.Option;
         description = {"Compare every refund row of a merchant with the gateway, key by key.",
                 "With --repair, it fixes the safe cases under the merchant's lease and a fresh token, through fenced writes.",
                 "Exit codes: 0 the rows and the gateway agree (after the repair), 8 discrepancies remain or failed rows without"
-                        + " a refund (they need an operator: --repair --retry-failed sends them again), 4 a worker holds the"
+                        + " a refund (they need an operator: --repair --retry-failed sends them again) or rows past the key retention"
+                        + " with no refund (--repair --resend-expired), 4 a worker holds the"
                         + " merchant's lease (--repair), 15 a database wait ran out (a row lock another session kept past"
                         + " --lock-timeout), 1 runtime failure, 2 usage error."})
 final class ReconcileCommand implements Callable<Integer> {
@@ -32,6 +33,13 @@ final class ReconcileCommand implements Callable<Integer> {
 
     @Option(names = "--retry-failed", description = "with --repair: put failed rows without a refund back to pending, for another attempt under the same key")
     boolean retryFailed;
+
+    @Option(names = "--resend-expired", description = "with --repair: give a row stuck in sending past the gateway's key retention,"
+            + " with no refund under its key or reference, a new key and put it back to pending")
+    boolean resendExpired;
+
+    @Mixin
+    KeyRetentionOptions keyRetention;
 
     @Option(names = "--ttl", defaultValue = "30s", converter = DurationConverter.class, description = "the repair's lease TTL (default ${DEFAULT-VALUE})")
     Duration ttl;
@@ -62,6 +70,9 @@ final class ReconcileCommand implements Callable<Integer> {
         if (retryFailed && !repair) {
             throw new UsageException("--retry-failed goes with --repair");
         }
+        if (resendExpired && !repair) {
+            throw new UsageException("--resend-expired goes with --repair");
+        }
         String dbUrl = databaseOptions.requireUrl();
         String gatewayUrl = gatewayOptions.requireUrl();
         if (repair) {
@@ -71,12 +82,12 @@ final class ReconcileCommand implements Callable<Integer> {
         try (HikariDataSource db = repair ? Connections.database(dbUrl, 2, waits) : Connections.readOnlyDatabase(dbUrl, 2, waits);
              ShownProgress shown = new ShownProgress()) {
             MigrateCommand.requireSchema(db);
-            Reconciliation reconciliation = Reconciliation.of(db, Connections.gateway(gatewayUrl)).reportingTo(shown);
+            Reconciliation reconciliation = keyRetention.apply(Reconciliation.of(db, Connections.gateway(gatewayUrl))).reportingTo(shown);
             if (!repair) {
                 report = reconciliation.check(merchant);
             } else {
                 try (OpenLeases leases = connections.openLeases(db, "reconcile", FencedObserver.NONE)) {
-                    report = reconciliation.repair(merchant, leases.store(), ttl, retryFailed);
+                    report = reconciliation.repair(merchant, leases.store(), ttl, retryFailed, resendExpired);
                 } catch (Reconciliation.LeaseHeldException busy) {
                     System.err.println("fenced reconcile: " + busy.getMessage());
                     return SettleCommand.LEASE_BUSY;

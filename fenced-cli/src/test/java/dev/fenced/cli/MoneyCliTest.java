@@ -217,6 +217,13 @@ class MoneyCliTest {
         CliRun usage = run("reconcile", "--merchant", merchant, "--retry-failed", "--db-url", DB, "--gateway-url", "http://127.0.0.1:1");
         assertThat(usage.exit()).isEqualTo(FencedCli.USAGE);
         assertThat(usage.stderr().strip().lines()).hasSize(1);
+        CliRun resendAlone = run("reconcile", "--merchant", merchant, "--resend-expired", "--db-url", DB, "--gateway-url", "http://127.0.0.1:1");
+        assertThat(resendAlone.exit()).isEqualTo(FencedCli.USAGE);
+        assertThat(resendAlone.stderr().strip().lines()).singleElement().asString().contains("--resend-expired goes with --repair");
+        CliRun badMargin = run("reconcile", "--merchant", merchant, "--gateway-key-retention", "1h", "--key-retention-margin", "2h",
+                "--db-url", DB, "--gateway-url", "http://127.0.0.1:1");
+        assertThat(badMargin.exit()).isEqualTo(FencedCli.USAGE);
+        assertThat(badMargin.stderr().strip().lines()).singleElement().asString().contains("less than the key retention");
     }
 
     /**

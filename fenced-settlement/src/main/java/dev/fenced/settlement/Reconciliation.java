@@ -12,6 +12,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -23,6 +24,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.UUID;
 import javax.sql.DataSource;
 
 /**
@@ -34,7 +36,9 @@ import javax.sql.DataSource;
  * afterwards is refused: a row with a matching refund at the gateway becomes {@code sent}
  * (from {@code pending}, {@code sending} or {@code failed}); with {@code retryFailed}, a
  * {@code failed} row without a refund goes back to {@code pending} for another attempt under the
- * same key. Everything else (a row sent without a refund, a refund that does not match its row, a
+ * same key; with {@code resendExpired}, a row stuck in {@code sending} past the provider's key
+ * retention, with no refund under its key or reference, goes back to {@code pending} under a new
+ * key. Everything else (a row sent without a refund, a refund that does not match its row, a
  * refund no row knows, a refund under a row's key that another deployment or row owns) is only
  * reported: it needs a person. Immutable and thread-safe.
  */
@@ -47,12 +51,15 @@ public final class Reconciliation {
         REFUND_WITHOUT_SENT(true),
         /** The gateway holds a matching refund; the row is stuck in sending. */
         SENDING_BUT_PAID(true),
-        /**
-         * The row is stuck in sending and the gateway has no refund: the next settle looks it up and
-         * sends it while the provider keeps its key; past the key retention it sends nothing and
-         * leaves it to an operator.
-         */
+        /** The row is stuck in sending and the gateway has no refund: the next settle looks it up and sends it under its key. */
         STUCK_IN_SENDING(false),
+        /**
+         * The row is stuck in sending, its first attempt older than the provider keeps keys (less the
+         * margin), and the gateway has no refund under its key or its reference: no settle sends it
+         * again under that key, which the provider may have forgotten. {@code --resend-expired}
+         * gives it a new key and puts it back to pending.
+         */
+        KEY_EXPIRED_UNPAID(false),
         /** The row is failed, but the gateway holds a matching refund. */
         FAILED_BUT_PAID(true),
         /** The refund under the row's key is for another merchant, amount or currency, or another gateway id than the row records. */
@@ -129,7 +136,9 @@ public final class Reconciliation {
             .scopeColumn("merchant").states("failed", "sending", "sent").build());
     private static final FencedRows ROWS = FencedRows.of(RefundSchema.table());
 
-    private record Row(String id, BigDecimal amount, String currency, String key, String state, String gatewayReference) {
+    /** {@code firstAttemptAgeMillis} is null for a row never claimed, or claimed before its first attempt was recorded. */
+    private record Row(String id, BigDecimal amount, String currency, String key, String state, String gatewayReference,
+                       Long firstAttemptAgeMillis) {
     }
 
     /** Told how far a check has come: how many rows it compares, then each one compared. */
@@ -152,20 +161,34 @@ public final class Reconciliation {
     private final DataSource dataSource;
     private final RefundGateway gateway;
     private final ProgressListener progress;
+    private final KeyRetention keyRetention;
 
-    private Reconciliation(DataSource dataSource, RefundGateway gateway, ProgressListener progress) {
+    private Reconciliation(DataSource dataSource, RefundGateway gateway, ProgressListener progress, KeyRetention keyRetention) {
         this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
         this.gateway = Objects.requireNonNull(gateway, "gateway");
         this.progress = Objects.requireNonNull(progress, "progress");
+        this.keyRetention = keyRetention;
     }
 
+    /** A reconciliation that takes the provider to keep keys 24 hours, and stops trusting them an hour before. */
     public static Reconciliation of(DataSource dataSource, RefundGateway gateway) {
-        return new Reconciliation(dataSource, gateway, ProgressListener.NONE);
+        return new Reconciliation(dataSource, gateway, ProgressListener.NONE,
+                new KeyRetention(KeyRetention.DEFAULT_RETENTION, KeyRetention.DEFAULT_MARGIN, Clock.systemUTC()));
     }
 
     /** The same reconciliation, telling {@code progress} how far each check has come. */
     public Reconciliation reportingTo(ProgressListener progress) {
-        return new Reconciliation(dataSource, gateway, progress);
+        return new Reconciliation(dataSource, gateway, progress, keyRetention);
+    }
+
+    /**
+     * The same reconciliation, for a provider that keeps keys {@code retention} and a worker that
+     * stops trusting them {@code margin} before (as {@link SettlementWorker.Builder#keyRetention}).
+     *
+     * @throws IllegalArgumentException for a retention that is not positive, or a margin not below it
+     */
+    public Reconciliation keyRetention(Duration retention, Duration margin) {
+        return new Reconciliation(dataSource, gateway, progress, new KeyRetention(retention, margin, Clock.systemUTC()));
     }
 
     /** Reads every row of the merchant and the gateway's refunds for it; writes nothing. */
@@ -180,6 +203,18 @@ public final class Reconciliation {
      * @throws LeaseHeldException when a worker holds the merchant's lease
      */
     public Report repair(String merchant, LeaseStore leases, Duration ttl, boolean retryFailed) {
+        return repair(merchant, leases, ttl, retryFailed, false);
+    }
+
+    /**
+     * As {@link #repair(String, LeaseStore, Duration, boolean)}; with {@code resendExpired}, each
+     * {@link Kind#KEY_EXPIRED_UNPAID} row also gets a new idempotency key and goes back to pending,
+     * its first attempt forgotten, for the next settle to send. Only those: a row still inside the key
+     * retention keeps its key, which protects it from a request of a stale holder still on its way.
+     *
+     * @throws LeaseHeldException when a worker holds the merchant's lease
+     */
+    public Report repair(String merchant, LeaseStore leases, Duration ttl, boolean retryFailed, boolean resendExpired) {
         Merchants.requireValid(merchant);
         Optional<Lease> acquired = leases.tryAcquire(Merchants.resource(merchant), ttl);
         if (acquired.isEmpty()) {
@@ -189,7 +224,13 @@ public final class Reconciliation {
             Report found = compare(merchant, lease.token());
             List<Discrepancy> after = new ArrayList<>();
             for (Discrepancy d : found.discrepancies()) {
-                after.add(d.kind().repairable() ? d.repaired(markSent(d, lease.token())) : d);
+                if (d.kind().repairable()) {
+                    after.add(d.repaired(markSent(d, lease.token())));
+                } else if (resendExpired && d.kind() == Kind.KEY_EXPIRED_UNPAID) {
+                    after.add(d.repaired(rekey(d.refundId(), lease.token())));
+                } else {
+                    after.add(d);
+                }
             }
             List<String> retried = new ArrayList<>();
             if (retryFailed) {
@@ -222,6 +263,9 @@ public final class Reconciliation {
             }
             Discrepancy d = foreign(deployment, merchant, row, refund);
             d = d != null ? d : compare(merchant, row, refund);
+            if (d != null && d.kind() == Kind.STUCK_IN_SENDING && keyOutlived(row)) {
+                d = expired(merchant, deployment, row);
+            }
             if (d != null) {
                 found.add(d);
             } else if (row.state().equals("failed") && refund == null) {
@@ -236,6 +280,27 @@ public final class Reconciliation {
             }
         }
         return new Report(merchant, rows.size(), refunds.size(), token, found, failedUnpaid, List.of());
+    }
+
+    private boolean keyOutlived(Row row) {
+        return row.firstAttemptAgeMillis() != null
+                && row.firstAttemptAgeMillis() >= keyRetention.retention().minus(keyRetention.margin()).toMillis();
+    }
+
+    /**
+     * A row stuck in sending past the key retention, with no refund under its key: found by
+     * reference (the provider's own lookup), it is paid and repairable; not found, only a new key sends it.
+     */
+    private Discrepancy expired(String merchant, String deployment, Row row) {
+        RefundRow asSent = new RefundRow(row.id(), merchant, row.amount(), row.currency(), row.key(), row.state(), deployment);
+        Optional<GatewayRefund> paid = gateway.findByReference(merchant, row.id()).stream()
+                .filter(refund -> GatewayAnswer.of(asSent, refund).kind() == GatewayAnswer.Kind.SUCCEEDED).findFirst();
+        if (paid.isPresent()) {
+            return new Discrepancy(Kind.SENDING_BUT_PAID, row.id(), row.state(), paid.get().id(), "found by reference", null);
+        }
+        return new Discrepancy(Kind.KEY_EXPIRED_UNPAID, row.id(), row.state(), null, "first attempt "
+                + Duration.ofMillis(row.firstAttemptAgeMillis()).toHours() + " h ago, past the key retention of " + keyRetention.retention()
+                + " less " + keyRetention.margin() + "; no refund under its key or reference", null);
     }
 
     /** A refund under the row's key that is not listed for this merchant: only rows that claim a call went out are looked up. */
@@ -305,13 +370,30 @@ public final class Reconciliation {
         inTransaction(connection -> {
             FAILED_ROWS.claim(connection, id, token);
             ROWS.finish(connection, id, token, "pending", Map.of());
-            try (PreparedStatement clear = connection.prepareStatement(
-                    "UPDATE refund SET first_attempt_at = NULL WHERE id = ? AND fence = ? AND state = 'pending'")) {
-                clear.setString(1, id);
-                clear.setLong(2, token);
-                clear.executeUpdate();
-            }
+            forgetFirstAttempt(connection, id, token);
         });
+    }
+
+    /**
+     * A row stuck in sending past the key retention, with no refund anywhere, taken over with the
+     * repair's token: a new key, its first attempt forgotten, back to pending.
+     */
+    private String rekey(String id, long token) {
+        inTransaction(connection -> {
+            ROWS.claim(connection, id, token);
+            ROWS.finish(connection, id, token, "pending", Map.of("idempotency_key", UUID.randomUUID().toString()));
+            forgetFirstAttempt(connection, id, token);
+        });
+        return "pending";
+    }
+
+    private static void forgetFirstAttempt(Connection connection, String id, long token) throws SQLException {
+        try (PreparedStatement clear = connection.prepareStatement(
+                "UPDATE refund SET first_attempt_at = NULL WHERE id = ? AND fence = ? AND state = 'pending'")) {
+            clear.setString(1, id);
+            clear.setLong(2, token);
+            clear.executeUpdate();
+        }
     }
 
     private interface Work {
@@ -340,11 +422,14 @@ public final class Reconciliation {
         List<Row> rows = new ArrayList<>();
         try (Connection connection = dataSource.getConnection();
              PreparedStatement statement = connection.prepareStatement("SELECT id, amount, currency, idempotency_key, state,"
-                     + " gateway_reference FROM refund WHERE merchant = ? ORDER BY seq")) {
+                     + " gateway_reference, " + RefundRow.firstAttemptAgeMillis(connection) + " FROM refund WHERE merchant = ? ORDER BY seq")) {
             statement.setString(1, merchant);
             try (ResultSet rs = statement.executeQuery()) {
                 while (rs.next()) {
-                    rows.add(new Row(rs.getString(1), rs.getBigDecimal(2), rs.getString(3), rs.getString(4), rs.getString(5), rs.getString(6)));
+                    double age = rs.getDouble(7);
+                    Long ageMillis = rs.wasNull() ? null : (long) age;
+                    rows.add(new Row(rs.getString(1), rs.getBigDecimal(2), rs.getString(3), rs.getString(4), rs.getString(5), rs.getString(6),
+                            ageMillis));
                 }
             }
         } catch (SQLException e) {

@@ -78,7 +78,7 @@ record RefundRow(String id, String merchant, BigDecimal amount, String currency,
      * from local times: MariaDB hands TIMESTAMP values to the driver in the session's zone, where an
      * hour repeats when daylight saving ends.
      */
-    private static String firstAttemptAgeMillis(Connection connection) throws SQLException {
+    static String firstAttemptAgeMillis(Connection connection) throws SQLException {
         return JdbcDialect.detect(connection).name().equals("postgresql")
                 ? "EXTRACT(EPOCH FROM (CURRENT_TIMESTAMP - first_attempt_at)) * 1000"
                 : "(UNIX_TIMESTAMP() - UNIX_TIMESTAMP(first_attempt_at)) * 1000";

@@ -269,6 +269,53 @@ abstract class MoneyFailureContract {
     }
 
     /**
+     * Rows the worker left in sending for an operator (first tried 25 h ago, no refund anywhere)
+     * are told apart by reconcile ({@code key-expired-unpaid}, not {@code stuck-in-sending}) and
+     * repaired with {@code --resend-expired}: a new key, back to pending; the next settle pays each
+     * once under its new key. A row stuck in sending inside the retention keeps its key (a stale
+     * holder's request under it may still be on its way) and the next settle sends it under that
+     * key. Control: the repair without it leaves them, and the next settle sends only that row.
+     */
+    @ParameterizedTest(name = "repair without --resend-expired: {0}")
+    @ValueSource(booleans = {false, true})
+    void rowsPastTheKeyRetentionAreResentUnderANewKeyOnlyByTheOperatorsRepair(boolean control) throws Exception {
+        String merchant = seed(3, "30.00");
+        String fresh = merchant + "_r003"; // RefundSeeder: prefix and a three-digit index
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build())) {
+            gateway.outage(Duration.ofSeconds(30));
+            worker(gateway).gatewayAttempts(1).gatewayFailureLimit(10).build().settle(merchant);
+            ageFirstAttempts(merchant, Duration.ofHours(25));
+            gateway.outage(Duration.ZERO);
+            awaitListening(gateway);
+            assertThat(worker(gateway).build().settle(merchant).result()).isEqualTo(Result.FAILED);
+            assertThat(states(merchant)).as("left for an operator").containsExactly(Map.entry("sending", 3L));
+            execute("UPDATE refund SET first_attempt_at = CURRENT_TIMESTAMP WHERE id = ?", fresh); // in doubt, inside the retention
+            Map<String, String> keysBefore = keys(merchant);
+
+            Reconciliation reconciliation = Reconciliation.of(db, GatewayClient.of(gateway.url(), Duration.ofSeconds(5)));
+            assertThat(reconciliation.check(merchant).discrepancies()).extracting(Reconciliation.Discrepancy::kind)
+                    .containsExactly(Kind.KEY_EXPIRED_UNPAID, Kind.KEY_EXPIRED_UNPAID, Kind.STUCK_IN_SENDING);
+            Reconciliation.Report repaired = reconciliation.repair(merchant, leases, Duration.ofSeconds(10), false, !control);
+            SettlementOutcome next = worker(gateway).build().settle(merchant);
+            if (control) {
+                assertThat(repaired.unresolved()).extracting(Reconciliation.Discrepancy::kind)
+                        .containsExactly(Kind.KEY_EXPIRED_UNPAID, Kind.KEY_EXPIRED_UNPAID, Kind.STUCK_IN_SENDING);
+                assertThat(next.result()).isEqualTo(Result.FAILED);
+                assertThat(refundsOf(gateway.ledger(), merchant)).as("control: only the row inside the retention sent")
+                        .extracting(GatewayRefund::reference).containsExactly(fresh);
+                return;
+            }
+            assertThat(repaired.unresolved()).extracting(Reconciliation.Discrepancy::kind).containsExactly(Kind.STUCK_IN_SENDING);
+            Map<String, String> keysAfter = keys(merchant);
+            assertThat(keysAfter.get(fresh)).as("inside the retention the key stays").isEqualTo(keysBefore.get(fresh));
+            keysBefore.keySet().stream().filter(id -> !id.equals(fresh))
+                    .forEach(id -> assertThat(keysAfter.get(id)).as(id + " re-keyed").isNotEqualTo(keysBefore.get(id)));
+            assertThat(next.result()).isEqualTo(Result.COMPLETED);
+            assertPaidOnce(gateway.ledger(), merchant, 3);
+        }
+    }
+
+    /**
      * A refund refused a day ago (nothing made) that an operator retries with
      * {@code reconcile --repair --retry-failed}: the retry forgets its first attempt, so the next
      * settle sends it, once. Control: the same row put back to pending by hand, its first attempt
