@@ -53,11 +53,24 @@ final class GatewayCommand implements Callable<Integer> {
                     + " refund, as Stripe's does after 24 h (default ${DEFAULT-VALUE})")
     Duration keyRetention;
 
+    @Option(names = "--rate-limited", defaultValue = "0", description = "probability of a 429 with Retry-After, nothing created")
+    double rateLimited;
+
+    @Option(names = "--retry-after", defaultValue = "1s", converter = DurationConverter.class, paramLabel = "DURATION",
+            description = "the Retry-After of a 429, in whole seconds (default ${DEFAULT-VALUE})")
+    Duration retryAfter;
+
+    @Option(names = "--api-key", paramLabel = "KEY", defaultValue = "${env:FENCED_GATEWAY_API_KEY}",
+            description = "require this key as the user of every /refunds request's Basic authorization, 401 otherwise"
+                    + " (env FENCED_GATEWAY_API_KEY; a client sends it as http://KEY@host:port)")
+    String apiKey;
+
     @Override
     public Integer call() throws InterruptedException {
         GatewayConfig config = GatewayConfig.builder().port(port).ledgerFile(ledger).latency(latency)
                 .failBefore(failBefore).failAfter(failAfter).slow(slow, slowDelay)
-                .idempotency(!noIdempotency).seed(seed).refuseAbove(refuseAbove).downFor(downFor).keyRetention(keyRetention).build();
+                .idempotency(!noIdempotency).seed(seed).refuseAbove(refuseAbove).downFor(downFor).keyRetention(keyRetention)
+                .rateLimited(rateLimited, retryAfter).apiKey(apiKey).build();
         PaymentGateway gateway = PaymentGateway.start(config);
         Runtime.getRuntime().addShutdownHook(new Thread(gateway::close, "gateway-stop"));
         System.out.println("gateway listening on " + gateway.url() + (noIdempotency ? " (idempotency OFF)" : "")

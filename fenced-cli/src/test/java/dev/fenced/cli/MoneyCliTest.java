@@ -56,8 +56,8 @@ class MoneyCliTest {
     }
 
     /**
-     * A key retention margin that the default retries (3 attempts and a lookup of at most 5 s each)
-     * could outlast is refused before a refund is touched: one line, exit 2, every row still
+     * A key retention margin that the default retries (3 attempts and a lookup of at most 5 s each,
+     * backoffs and the longest Retry-After honoured) could outlast is refused before a refund is touched: one line, exit 2, every row still
      * pending, nothing sent. Control: the same run with the default margin settles.
      */
     @Test
@@ -65,15 +65,15 @@ class MoneyCliTest {
         String merchant = seed(2, "20.00");
         try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build())) {
             CliRun refused = run("settle", "--merchant", merchant, "--redis-url", REDIS, "--db-url", DB, "--gateway-url", gateway.url(),
-                    "--gateway-key-retention", "1m", "--key-retention-margin", "10s");
+                    "--gateway-key-retention", "10m", "--key-retention-margin", "10s");
             assertThat(refused.exit()).as(refused.stdout() + refused.stderr()).isEqualTo(2);
             assertThat(refused.stderr().strip().lines()).singleElement().asString()
-                    .contains("may take up to PT20.3S").contains("key retention margin PT10S").doesNotContain("Exception");
+                    .contains("may take up to PT1M20.3S").contains("key retention margin PT10S").doesNotContain("Exception");
             assertThat(states(merchant)).containsExactly(Map.entry("pending", 2L));
             assertThat(gateway.ledger()).isEmpty();
 
             CliRun control = run("settle", "--merchant", merchant, "--redis-url", REDIS, "--db-url", DB, "--gateway-url", gateway.url(),
-                    "--gateway-key-retention", "1m", "--key-retention-margin", "30s");
+                    "--gateway-key-retention", "10m", "--key-retention-margin", "2m");
             assertThat(control.exit()).as(control.stdout() + control.stderr()).isZero();
             assertThat(states(merchant)).containsExactly(Map.entry("sent", 2L));
         }

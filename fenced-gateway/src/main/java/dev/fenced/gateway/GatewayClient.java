@@ -253,7 +253,13 @@ public final class GatewayClient implements RefundGateway {
             return response;
         }
         throw new GatewayException("gateway answered " + status + " to the " + what + ": " + reason(response.body()), status,
-                GatewayException.classify(status), null);
+                GatewayException.classify(status), retryAfter(response), null);
+    }
+
+    /** A {@code Retry-After} in seconds (the form payment APIs send); null when absent or given as a date. */
+    private static Duration retryAfter(HttpResponse<byte[]> response) {
+        return response.headers().firstValue("Retry-After").filter(value -> value.matches("\\d{1,6}"))
+                .map(value -> Duration.ofSeconds(Long.parseLong(value))).orElse(null);
     }
 
     /** The gateway's own reason, from its JSON {@code error} field, cut short. */

@@ -14,7 +14,8 @@ import java.util.Objects;
  * <p>Faults are drawn per request from a seeded random source: {@code failBefore} answers 503
  * without creating anything; {@code failAfter} creates the refund and then answers 500, as a
  * gateway that crashed after committing would; {@code slow} creates it and answers only after
- * {@code slowDelay}, past a client's timeout. A refusal ({@code refuseAbove}) is not drawn: it is
+ * {@code slowDelay}, past a client's timeout; {@code rateLimited} answers 429 with
+ * {@code Retry-After} (seconds) without creating anything. A refusal ({@code refuseAbove}) is not drawn: it is
  * the same answer every time for the same amount.
  *
  * <p>Idempotency keys are kept for {@code keyRetention} (24 hours, as Stripe documents), by the
@@ -40,6 +41,9 @@ public final class GatewayConfig {
     private final Duration downFor;
     private final Duration keyRetention;
     private final Clock clock;
+    private final double rateLimited;
+    private final Duration retryAfter;
+    private final String apiKey;
 
     private GatewayConfig(Builder b) {
         if (b.port < 0 || b.port > 65535) {
@@ -51,7 +55,8 @@ public final class GatewayConfig {
         this.failBefore = probability("fail-before", b.failBefore);
         this.failAfter = probability("fail-after", b.failAfter);
         this.slow = probability("slow", b.slow);
-        if (failBefore + failAfter + slow > 1.0) {
+        this.rateLimited = probability("rate-limited", b.rateLimited);
+        if (failBefore + failAfter + slow + rateLimited > 1.0) {
             throw new IllegalArgumentException("fault probabilities add up to more than 1");
         }
         this.slowDelay = nonNegative("slow delay", b.slowDelay);
@@ -64,6 +69,11 @@ public final class GatewayConfig {
             throw new IllegalArgumentException("key-retention must be positive, got " + keyRetention);
         }
         this.clock = Objects.requireNonNull(b.clock, "clock");
+        this.retryAfter = nonNegative("retry-after", b.retryAfter);
+        if (b.apiKey != null && !b.apiKey.matches("[\\x21-\\x7e&&[^:]]{1,255}")) {
+            throw new IllegalArgumentException("api-key must be 1 to 255 printable ASCII characters without ':' or spaces");
+        }
+        this.apiKey = b.apiKey;
     }
 
     public static Builder builder() {
@@ -116,6 +126,24 @@ public final class GatewayConfig {
     /** How long the gateway stays down after it starts (its port is chosen, then refuses connections). */
     public Duration downFor() {
         return downFor;
+    }
+
+    /** The probability of a 429 with {@link #retryAfter()}, nothing created. */
+    public double rateLimited() {
+        return rateLimited;
+    }
+
+    /** The {@code Retry-After} a 429 carries, in whole seconds (rounded up). */
+    public Duration retryAfter() {
+        return retryAfter;
+    }
+
+    /**
+     * The key every {@code /refunds} request must carry as the user of its Basic authorization (as
+     * Stripe takes its secret key); null lets every request in. Never printed.
+     */
+    String apiKey() {
+        return apiKey;
     }
 
     /** How long an idempotency key is remembered after the refund it made; 24 hours by default. */
@@ -180,6 +208,9 @@ public final class GatewayConfig {
         private Duration downFor = Duration.ZERO;
         private Duration keyRetention = DEFAULT_KEY_RETENTION;
         private Clock clock = Clock.systemUTC();
+        private double rateLimited;
+        private Duration retryAfter = Duration.ofSeconds(1);
+        private String apiKey;
 
         public Builder port(int port) {
             this.port = port;
@@ -231,6 +262,19 @@ public final class GatewayConfig {
         /** Starts the gateway in an outage of this length; zero (the default) starts it up. */
         public Builder downFor(Duration downFor) {
             this.downFor = downFor;
+            return this;
+        }
+
+        /** Answers this share of refund requests 429 with {@code Retry-After: retryAfter}, creating nothing. */
+        public Builder rateLimited(double probability, Duration retryAfter) {
+            this.rateLimited = probability;
+            this.retryAfter = retryAfter;
+            return this;
+        }
+
+        /** Requires {@code apiKey} as the Basic authorization's user on every {@code /refunds} request (401 otherwise). */
+        public Builder apiKey(String apiKey) {
+            this.apiKey = apiKey;
             return this;
         }
 

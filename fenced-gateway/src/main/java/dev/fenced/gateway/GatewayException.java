@@ -1,7 +1,9 @@
 package dev.fenced.gateway;
 
 import dev.fenced.FencedException;
+import java.time.Duration;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * A gateway call that did not return a refund, classified by what it means for the money
@@ -34,11 +36,31 @@ public class GatewayException extends FencedException {
 
     private final int status;
     private final Outcome outcome;
+    private final Duration retryAfter;
 
     public GatewayException(String message, int status, Outcome outcome, Throwable cause) {
+        this(message, status, outcome, null, cause);
+    }
+
+    /** With the wait the gateway asked for before the next request ({@code Retry-After}); null when it asked none. */
+    public GatewayException(String message, int status, Outcome outcome, Duration retryAfter, Throwable cause) {
         super(message, cause);
         this.status = status;
         this.outcome = Objects.requireNonNull(outcome, "outcome");
+        this.retryAfter = retryAfter;
+    }
+
+    /** How long the gateway asked callers to wait before the next request (a 429's or 503's {@code Retry-After}). */
+    public Optional<Duration> retryAfter() {
+        return Optional.ofNullable(retryAfter);
+    }
+
+    /**
+     * The gateway refused the caller's credentials (401, 403): nothing was made, and nothing will be
+     * until someone fixes the configuration, so a caller stops rather than retries.
+     */
+    public boolean credentialsRefused() {
+        return status == 401 || status == 403;
     }
 
     /** The HTTP status, or 0 when no answer came. */

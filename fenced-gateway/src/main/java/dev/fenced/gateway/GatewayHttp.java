@@ -21,7 +21,10 @@ final class GatewayHttp {
     private GatewayHttp() {
     }
 
-    record Response(int status, Object body) {
+    record Response(int status, Object body, Map<String, String> headers) {
+        Response(int status, Object body) {
+            this(status, body, Map.of());
+        }
     }
 
     interface Handler {
@@ -72,6 +75,7 @@ final class GatewayHttp {
         }
         byte[] bytes = JSON.writeValueAsBytes(response.body());
         exchange.getResponseHeaders().set("Content-Type", "application/json");
+        response.headers().forEach(exchange.getResponseHeaders()::set);
         try {
             exchange.sendResponseHeaders(response.status(), bytes.length);
             try (OutputStream out = exchange.getResponseBody()) {

@@ -6,6 +6,9 @@ import static dev.fenced.gateway.GatewayHttp.shorten;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.sun.net.httpserver.HttpExchange;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.util.Base64;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -38,13 +41,37 @@ final class RefundEndpoint {
     void handle(HttpExchange exchange) throws IOException {
         inFlight.incrementAndGet();
         try {
-            GatewayHttp.handle(exchange, () -> switch (exchange.getRequestMethod()) {
-                case "POST" -> create(exchange);
-                case "GET" -> find(exchange);
-                default -> throw new GatewayHttp.HttpError(405, "use GET or POST");
+            GatewayHttp.handle(exchange, () -> {
+                authenticate(exchange);
+                return switch (exchange.getRequestMethod()) {
+                    case "POST" -> create(exchange);
+                    case "GET" -> find(exchange);
+                    default -> throw new GatewayHttp.HttpError(405, "use GET or POST");
+                };
             });
         } finally {
             inFlight.decrementAndGet();
+        }
+    }
+
+    /** With an API key configured, the Basic authorization's user must be that key; the answer never repeats what was sent. */
+    private void authenticate(HttpExchange exchange) {
+        if (config.apiKey() == null) {
+            return;
+        }
+        String header = exchange.getRequestHeaders().getFirst("Authorization");
+        String user = null;
+        if (header != null && header.startsWith("Basic ")) {
+            try {
+                String credentials = new String(Base64.getDecoder().decode(header.substring(6).strip()), StandardCharsets.UTF_8);
+                user = credentials.contains(":") ? credentials.substring(0, credentials.indexOf(':')) : credentials;
+            } catch (IllegalArgumentException malformed) {
+                user = null;
+            }
+        }
+        if (user == null || !MessageDigest.isEqual(user.getBytes(StandardCharsets.UTF_8), config.apiKey().getBytes(StandardCharsets.UTF_8))) {
+            throw new GatewayHttp.HttpError(401, header == null ? "no API key: send it as the user of a Basic authorization"
+                    : "invalid API key");
         }
     }
 
@@ -75,6 +102,11 @@ final class RefundEndpoint {
                     + " exceeds the limit of " + config.refuseAbove().toPlainString()));
         }
         double draw = draw();
+        if (draw < 1.0 && draw >= 1.0 - config.rateLimited()) { // 1.0: faults switched off
+            long seconds = (config.retryAfter().toMillis() + 999) / 1000;
+            return new GatewayHttp.Response(429, error("rate_limited", "too many requests; retry after " + seconds + " s"),
+                    Map.of("Retry-After", Long.toString(seconds)));
+        }
         if (draw < config.failBefore()) {
             return new GatewayHttp.Response(503, Map.of("error", "injected fault before creating the refund"));
         }

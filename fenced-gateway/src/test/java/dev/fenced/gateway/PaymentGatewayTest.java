@@ -267,4 +267,46 @@ class PaymentGatewayTest {
         assertThatThrownBy(() -> GatewayClient.of("ftp://x", Duration.ofSeconds(1))).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> GatewayClient.of("not a url", Duration.ofSeconds(1))).isInstanceOf(IllegalArgumentException.class);
     }
+
+    /**
+     * With an API key, a request without it or with another is refused 401, nothing made, the
+     * answer never repeating what was sent, and the client reports it as refused credentials
+     * (unavailable: nothing was processed). Control: the key as the URL's user is let in.
+     */
+    @Test
+    void aWrongApiKeyIsRefusedWithoutEchoAndTheRightOneIsLetIn() {
+        try (PaymentGateway gateway = PaymentGateway.start(fast().apiKey("sk_test_right").build())) {
+            for (String url : List.of(gateway.url(), gateway.url().replace("http://", "http://sk_test_wrong@"))) {
+                GatewayClient client = GatewayClient.of(url, Duration.ofSeconds(5));
+                assertThatThrownBy(() -> client.createRefund("k_1", "r_1", "m_1", AMOUNT, "EUR"))
+                        .isInstanceOfSatisfying(GatewayException.class, e -> {
+                            assertThat(e.status()).isEqualTo(401);
+                            assertThat(e.credentialsRefused()).isTrue();
+                            assertThat(e.outcome()).isEqualTo(GatewayException.Outcome.UNAVAILABLE);
+                            assertThat(e.getMessage()).doesNotContain("sk_test");
+                        });
+            }
+            assertThat(gateway.ledger()).isEmpty();
+            GatewayClient right = GatewayClient.of(gateway.url().replace("http://", "http://sk_test_right:@"), Duration.ofSeconds(5));
+            assertThat(right.createRefund("k_1", "r_1", "m_1", AMOUNT, "EUR").reference()).isEqualTo("r_1");
+        }
+    }
+
+    /** A rate-limited request is answered 429 with Retry-After in whole seconds, nothing made; the client reads the wait. */
+    @Test
+    void aRateLimitedRequestCarriesItsRetryAfterAndMakesNothing() {
+        try (PaymentGateway gateway = PaymentGateway.start(fast().rateLimited(1.0, Duration.ofMillis(1500)).build())) {
+            GatewayClient client = GatewayClient.of(gateway.url(), Duration.ofSeconds(5));
+            assertThatThrownBy(() -> client.createRefund("k_1", "r_1", "m_1", AMOUNT, "EUR"))
+                    .isInstanceOfSatisfying(GatewayException.class, e -> {
+                        assertThat(e.status()).isEqualTo(429);
+                        assertThat(e.outcome()).isEqualTo(GatewayException.Outcome.UNAVAILABLE);
+                        assertThat(e.retryAfter()).contains(Duration.ofSeconds(2));
+                        assertThat(e.credentialsRefused()).isFalse();
+                    });
+            assertThat(gateway.ledger()).isEmpty();
+            gateway.faultsEnabled(false);
+            assertThat(client.createRefund("k_1", "r_1", "m_1", AMOUNT, "EUR").reference()).as("faults off: let in").isEqualTo("r_1");
+        }
+    }
 }

@@ -15,10 +15,15 @@ import dev.fenced.gateway.GatewayRefund;
  *       only answer that marks a row failed, with {@link #reason()}.
  *   <li>{@link Kind#UNKNOWN}: the refund may exist: the row stays {@code sending} for a lookup.
  *   <li>{@link Kind#UNAVAILABLE}: no request was processed: the row can go back to {@code pending}.
+ *       With {@code credentialsRefused}, none will be until the configuration is fixed.
  * </ul>
  */
-record GatewayAnswer(Kind kind, GatewayRefund refund, String reason) {
+record GatewayAnswer(Kind kind, GatewayRefund refund, String reason, boolean credentialsRefused) {
     enum Kind { SUCCEEDED, ABSENT, REJECTED, UNKNOWN, UNAVAILABLE }
+
+    GatewayAnswer(Kind kind, GatewayRefund refund, String reason) {
+        this(kind, refund, reason, false);
+    }
 
     /** A refund found or created for {@code row}: succeeded when it matches the row, rejected when not. */
     static GatewayAnswer of(RefundRow row, GatewayRefund refund) {
@@ -36,7 +41,7 @@ record GatewayAnswer(Kind kind, GatewayRefund refund, String reason) {
             case UNKNOWN -> Kind.UNKNOWN;
             case UNAVAILABLE -> Kind.UNAVAILABLE;
         };
-        return new GatewayAnswer(kind, null, e.getMessage());
+        return new GatewayAnswer(kind, null, e.getMessage(), e.credentialsRefused());
     }
 
     /** Whether the gateway itself answered (for the worker's count of gateway failures in a row). */

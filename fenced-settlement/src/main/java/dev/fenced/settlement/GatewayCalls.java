@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -17,12 +18,20 @@ import java.util.function.BooleanSupplier;
  */
 final class GatewayCalls {
     private static final Duration MAX_BACKOFF = Duration.ofSeconds(2);
+    /** The longest {@code Retry-After} honoured; a longer one is cut to this, and the request then simply asks again. */
+    static final Duration MAX_RETRY_AFTER = Duration.ofSeconds(30);
 
     private final RefundGateway gateway;
     private final int attempts;
     private final Duration backoff;
     private final BooleanSupplier stop;
     private final KeyRetention keyRetention;
+    /**
+     * No attempt of this run starts before this {@link System#nanoTime()}: a provider that answered
+     * 429 with {@code Retry-After} is given that long by every refund in flight, not just the one it
+     * answered.
+     */
+    private final AtomicLong notBefore = new AtomicLong(System.nanoTime());
 
     GatewayCalls(RefundGateway gateway, int attempts, Duration backoff, BooleanSupplier stop, KeyRetention keyRetention) {
         this.gateway = gateway;
@@ -48,15 +57,20 @@ final class GatewayCalls {
                     break;
                 }
                 sleep(delay(attempt - 1));
-                if (keyRetention.passed(deadline)) {
-                    break; // the provider may forget the key before this request reaches it
-                }
+            }
+            waitForRetryAfter();
+            if (attempt > 1 && (stop.getAsBoolean() || keyRetention.passed(deadline))) {
+                break; // stopped meanwhile, or the provider may forget the key before this request reaches it
             }
             try {
                 return GatewayAnswer.of(row, gateway.createRefund(row.idempotencyKey(), row.id(), row.merchant(), row.amount(), row.currency(),
                         row.owner().metadata()));
             } catch (GatewayException e) {
                 last = GatewayAnswer.failed(e);
+                e.retryAfter().ifPresent(this::holdOff);
+                if (last.credentialsRefused() && !mayExist) {
+                    return last; // no retry will be let in either
+                }
                 if (last.kind() == GatewayAnswer.Kind.REJECTED) {
                     if (!mayExist) {
                         return last;
@@ -77,12 +91,13 @@ final class GatewayCalls {
 
     /**
      * The longest {@link #create} can take when each call is bounded by {@code callTimeout}: every
-     * attempt, every backoff at its upper bound, and the closing lookup.
+     * attempt, every backoff at its upper bound with the longest {@code Retry-After} honoured, and
+     * the closing lookup.
      */
     static Duration longestCreate(int attempts, Duration backoff, Duration callTimeout) {
         Duration longest = callTimeout.multipliedBy(attempts + 1L);
         for (int retry = 1; retry < attempts; retry++) {
-            longest = longest.plus(step(backoff, retry));
+            longest = longest.plus(step(backoff, retry)).plus(MAX_RETRY_AFTER);
         }
         return longest;
     }
@@ -110,6 +125,18 @@ final class GatewayCalls {
             GatewayAnswer failed = GatewayAnswer.failed(e);
             // A refused lookup says nothing about the refund itself.
             return failed.kind() == GatewayAnswer.Kind.REJECTED ? new GatewayAnswer(GatewayAnswer.Kind.UNKNOWN, null, failed.reason()) : failed;
+        }
+    }
+
+    private void holdOff(Duration retryAfter) {
+        long wait = Math.min(retryAfter.toNanos(), MAX_RETRY_AFTER.toNanos());
+        notBefore.accumulateAndGet(System.nanoTime() + wait, (current, asked) -> asked - current > 0 ? asked : current);
+    }
+
+    private void waitForRetryAfter() {
+        long wait = notBefore.get() - System.nanoTime();
+        if (wait > 0 && !stop.getAsBoolean()) {
+            sleep(Duration.ofMillis((wait + 999_999) / 1_000_000)); // rounded up: the wait asked for is a floor
         }
     }
 

@@ -103,7 +103,12 @@ final class RefundSteps {
                 writes.markFailed(row.id(), answer.reason());
                 state.markedFailed(row.id(), answer.reason());
             }
-            case UNAVAILABLE -> putBack(row.id(), "the gateway was unavailable: " + answer.reason());
+            case UNAVAILABLE -> {
+                putBack(row.id(), "the gateway was unavailable: " + answer.reason());
+                if (answer.credentialsRefused()) {
+                    state.credentialsRefused(row.id(), answer.reason());
+                }
+            }
             default -> state.event(SettlementEvent.Type.LEFT, row.id(), "sending: the outcome is in doubt: " + answer.reason());
         }
     }

@@ -195,6 +195,14 @@ final class RunState {
         event(SettlementEvent.Type.ERROR, subjectId, e.getMessage());
     }
 
+    /** The gateway refused the credentials: nothing will be let in until someone fixes them, so the run stops and fails at once. */
+    void credentialsRefused(String refundId, String reason) {
+        String line = "the gateway refused the credentials (check the API key in the gateway URL or the adapter): " + reason;
+        if (error.compareAndSet(null, line)) {
+            event(SettlementEvent.Type.ERROR, refundId, line);
+        }
+    }
+
     /** An error outside any one refund (the first read of the rows): recorded, not reported as an event. */
     void failed(String message) {
         error.compareAndSet(null, message);

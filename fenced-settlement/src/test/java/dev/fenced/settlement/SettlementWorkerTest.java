@@ -119,7 +119,8 @@ class SettlementWorkerTest {
 
     /**
      * One refund's calls must end well inside the provider's key retention: a configuration whose
-     * attempts (here 5 of at most 10 s each, with backoff, and a closing lookup) could outlast the
+     * attempts (here 5 of at most 10 s each, with backoff and the longest Retry-After honoured, and a
+     * closing lookup) could outlast the
      * margin kept before the retention ends is refused at build, with both durations named; so is
      * a margin not below the retention. Control: the same attempts with a margin they fit in build.
      */
@@ -129,15 +130,109 @@ class SettlementWorkerTest {
                 .gateway(GatewayClient.of("http://127.0.0.1:9", Duration.ofSeconds(10))).gatewayAttempts(5);
         assertThatThrownBy(() -> slow.keyRetention(Duration.ofMinutes(10), Duration.ofSeconds(60)).build())
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("may take up to PT1M1.5S").hasMessageContaining("key retention margin PT1M")
+                .hasMessageContaining("may take up to PT3M1.5S").hasMessageContaining("key retention margin PT1M")
                 .hasMessageContaining("retention PT10M");
         assertThatThrownBy(() -> slow.keyRetention(Duration.ofMinutes(10), Duration.ofMinutes(10)).build())
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("less than the key retention");
         assertThatThrownBy(() -> slow.keyRetention(Duration.ZERO, Duration.ofSeconds(1)).build())
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("key retention must be positive");
-        assertThat(slow.keyRetention(Duration.ofMinutes(10), Duration.ofSeconds(62)).build()).isNotNull();
+        assertThat(slow.keyRetention(Duration.ofMinutes(10), Duration.ofSeconds(182)).build()).isNotNull();
         assertThat(GatewayCalls.longestCreate(5, Duration.ofMillis(100), Duration.ofSeconds(10)))
-                .as("6 calls of 10 s; backoffs 0.1 + 0.2 + 0.4 + 0.8 s").isEqualTo(Duration.ofMillis(61_500));
+                .as("6 calls of 10 s; backoffs 0.1 + 0.2 + 0.4 + 0.8 s, each with 30 s of Retry-After").isEqualTo(Duration.ofMillis(181_500));
+    }
+
+    /**
+     * A provider that refuses the credentials (401) will refuse every request until someone fixes
+     * the configuration: the run stops at the first refusal, puts that refund back, marks nothing
+     * failed, and fails with a line that says so and never the key. Control: the right key settles
+     * every refund.
+     */
+    @org.junit.jupiter.params.ParameterizedTest(name = "wrong key: {0}")
+    @org.junit.jupiter.params.provider.ValueSource(booleans = {true, false})
+    void refusedCredentialsStopTheRunAtOnceAndFailNothing(boolean wrongKey) throws Exception {
+        String merchant = freshMerchant();
+        RefundSeeder.seed(db, merchant, merchant + "_r", 20, new BigDecimal("200.00"), "EUR");
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).apiKey("sk_test_right").build())) {
+            String key = wrongKey ? "sk_test_wrong" : "sk_test_right";
+            List<SettlementEvent> events = new CopyOnWriteArrayList<>();
+            SettlementOutcome outcome = SettlementWorker.builder().leaseStore(leases).dataSource(db)
+                    .gateway(GatewayClient.of(gateway.url().replace("http://", "http://" + key + ":@"), Duration.ofSeconds(2)))
+                    .ttl(Duration.ofSeconds(10)).listener(events::add).build().settle(merchant);
+            if (!wrongKey) {
+                assertThat(outcome.result()).isEqualTo(Result.COMPLETED);
+                assertExactlyOnce(gateway.ledger(), merchant, 20);
+                return;
+            }
+            assertThat(outcome.result()).isEqualTo(Result.FAILED);
+            assertThat(outcome.error()).contains("refused the credentials").contains("401").doesNotContain("sk_test");
+            assertThat(events).as("no event names the key").noneMatch(e -> String.valueOf(e.detail()).contains("sk_test"));
+            assertThat(events).filteredOn(e -> e.type() == SettlementEvent.Type.CLAIMED).as("stopped at the first refund").hasSize(1);
+            assertThat(states(merchant)).containsExactly(Map.entry("pending", 20L));
+            assertThat(gateway.ledger()).isEmpty();
+        }
+    }
+
+    /**
+     * A provider that rate-limits (429 with Retry-After: 1) is left alone for that second: no
+     * request of the run starts before it is over, and every refund is still paid once. Control:
+     * the same 429s with Retry-After: 0 are retried after the backoff (100 ms), so the gap the
+     * assertion measures is shorter.
+     */
+    @org.junit.jupiter.params.ParameterizedTest(name = "Retry-After 0: {0}")
+    @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+    void aRateLimitedRunWaitsTheRetryAfterBeforeItsNextRequest(boolean control) throws Exception {
+        String merchant = freshMerchant();
+        RefundSeeder.seed(db, merchant, merchant + "_r", 8, new BigDecimal("80.00"), "EUR");
+        Duration retryAfter = control ? Duration.ZERO : Duration.ofSeconds(1);
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).seed(7)
+                .rateLimited(0.3, retryAfter).build())) {
+            GatewayClient http = GatewayClient.of(gateway.url(), Duration.ofSeconds(2));
+            List<long[]> calls = new CopyOnWriteArrayList<>(); // {started, ended, 1 for a 429}, in nanoTime
+            dev.fenced.gateway.RefundGateway recorded = new dev.fenced.gateway.RefundGateway() {
+                @Override
+                public GatewayRefund createRefund(String key, String reference, String merchantId, BigDecimal amount, String currency) {
+                    long started = System.nanoTime();
+                    int limited = 0;
+                    try {
+                        return http.createRefund(key, reference, merchantId, amount, currency);
+                    } catch (dev.fenced.gateway.GatewayException e) {
+                        limited = e.status() == 429 ? 1 : 0;
+                        throw e;
+                    } finally {
+                        calls.add(new long[] {started, System.nanoTime(), limited});
+                    }
+                }
+
+                @Override
+                public java.util.Optional<GatewayRefund> findByKey(String key) {
+                    return http.findByKey(key);
+                }
+
+                @Override
+                public List<GatewayRefund> refundsOf(String merchantId) {
+                    return http.refundsOf(merchantId);
+                }
+            };
+            SettlementOutcome outcome = SettlementWorker.builder().leaseStore(leases).dataSource(db).gateway(recorded)
+                    .ttl(Duration.ofSeconds(30)).gatewayAttempts(6).gatewayFailureLimit(10).build().settle(merchant);
+            assertThat(outcome.result()).isEqualTo(Result.COMPLETED);
+            assertExactlyOnce(gateway.ledger(), merchant, 8);
+            List<long[]> inOrder = calls.stream().sorted(java.util.Comparator.comparingLong(c -> c[0])).toList();
+            long shortestGapAfter429 = Long.MAX_VALUE;
+            int limited = 0;
+            for (int i = 0; i < inOrder.size() - 1; i++) {
+                if (inOrder.get(i)[2] == 1) {
+                    limited++;
+                    shortestGapAfter429 = Math.min(shortestGapAfter429, inOrder.get(i + 1)[0] - inOrder.get(i)[1]);
+                }
+            }
+            assertThat(limited).as("the seed draws some 429s").isGreaterThan(0);
+            if (control) {
+                assertThat(Duration.ofNanos(shortestGapAfter429)).as("control: only the backoff").isLessThan(Duration.ofSeconds(1));
+            } else {
+                assertThat(Duration.ofNanos(shortestGapAfter429)).as("no request inside the Retry-After").isGreaterThanOrEqualTo(Duration.ofSeconds(1));
+            }
+        }
     }
 
     @Test
