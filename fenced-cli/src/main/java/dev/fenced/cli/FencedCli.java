@@ -39,7 +39,7 @@ import picocli.CommandLine.ScopeType;
         description = "Redis leases made safe by fencing every protected write in the database.",
         subcommands = {SeedCommand.class, GatewayCommand.class, SettleCommand.class, WorkerCommand.class, EnqueueCommand.class,
                 RequeueCommand.class, StatusCommand.class, ReconcileCommand.class, DoctorCommand.class, TokensCommand.class,
-                MigrateCommand.class, TimelineCommand.class})
+                MigrateCommand.class, TimelineCommand.class, PollCommand.class})
 public final class FencedCli implements Callable<Integer> {
     /** This build's version, as {@code fenced --version} prints it. */
     public static final String VERSION = "0.1.0";

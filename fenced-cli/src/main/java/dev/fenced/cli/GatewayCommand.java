@@ -65,12 +65,19 @@ final class GatewayCommand implements Callable<Integer> {
                     + " (env FENCED_GATEWAY_API_KEY; a client sends it as http://KEY@host:port)")
     String apiKey;
 
+    @Option(names = "--settle-after", defaultValue = "0s", converter = DurationConverter.class, paramLabel = "DURATION",
+            description = "a refund is pending this long after it is made, then final (default ${DEFAULT-VALUE}: at once)")
+    Duration settleAfter;
+
+    @Option(names = "--fail-late", defaultValue = "0", description = "share of refunds that end failed after acceptance (money not moved)")
+    double failLate;
+
     @Override
     public Integer call() throws InterruptedException {
         GatewayConfig config = GatewayConfig.builder().port(port).ledgerFile(ledger).latency(latency)
                 .failBefore(failBefore).failAfter(failAfter).slow(slow, slowDelay)
                 .idempotency(!noIdempotency).seed(seed).refuseAbove(refuseAbove).downFor(downFor).keyRetention(keyRetention)
-                .rateLimited(rateLimited, retryAfter).apiKey(apiKey).build();
+                .rateLimited(rateLimited, retryAfter).apiKey(apiKey).lifecycle(settleAfter, failLate).build();
         PaymentGateway gateway = PaymentGateway.start(config);
         Runtime.getRuntime().addShutdownHook(new Thread(gateway::close, "gateway-stop"));
         System.out.println("gateway listening on " + gateway.url() + (noIdempotency ? " (idempotency OFF)" : "")

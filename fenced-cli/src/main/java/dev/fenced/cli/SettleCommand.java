@@ -162,7 +162,7 @@ public final class SettleCommand implements Callable<Integer> {
                     + " the merchants); nothing settled, no lease taken");
             return;
         }
-        long already = before.count("sent") + before.count("failed");
+        long already = before.count("sent") + before.count("settled") + before.count("returned") + before.count("failed");
         if (outcome.result() == SettlementOutcome.Result.COMPLETED && already > 0 && already == before.rowsByState().values().stream()
                 .mapToLong(Long::longValue).sum()) {
             System.out.println("settle " + merchant + ": COMPLETED, nothing to settle: all " + already + " refunds were already finished"

@@ -56,6 +56,25 @@ class MoneyCliTest {
     }
 
     /**
+     * {@code poll} asks for the provider's final word on sent refunds: refunds that failed after
+     * acceptance come back as returned (exit 7, named), the rest settled. Control: a provider whose
+     * refunds all succeed settles every row and exits 0.
+     */
+    @ParameterizedTest(name = "refunds fail after acceptance: {0}")
+    @ValueSource(booleans = {true, false})
+    void pollReportsRefundsReturnedAfterAcceptance(boolean failLate) throws Exception {
+        String merchant = seed(3, "30.00");
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO)
+                .lifecycle(Duration.ZERO, failLate ? 1.0 : 0.0).build())) {
+            assertThat(settle(merchant, gateway.url()).exit()).isZero();
+            CliRun poll = run("poll", "--merchant", merchant, "--quiet-for", "0s", "--db-url", DB, "--gateway-url", gateway.url());
+            assertThat(poll.exit()).as(poll.stdout() + poll.stderr()).isEqualTo(failLate ? SettleCommand.REJECTED : 0);
+            assertThat(poll.stdout()).contains("3 checked").contains(failLate ? "3 returned (" + merchant + "_r001" : "3 settled");
+            assertThat(states(merchant)).containsExactly(Map.entry(failLate ? "returned" : "settled", 3L));
+        }
+    }
+
+    /**
      * A key retention margin that the default retries (3 attempts and a lookup of at most 5 s each,
      * backoffs and the longest Retry-After honoured) could outlast is refused before a refund is touched: one line, exit 2, every row still
      * pending, nothing sent. Control: the same run with the default margin settles.

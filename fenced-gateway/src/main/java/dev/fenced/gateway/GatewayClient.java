@@ -168,6 +168,12 @@ public final class GatewayClient implements RefundGateway {
         return refunds("reference", reference).stream().filter(refund -> merchant.equals(refund.merchant())).toList();
     }
 
+    /** One refund by the gateway's id, with its status now; one call. */
+    @Override
+    public Optional<GatewayRefund> refundById(String merchant, String refundId) {
+        return refunds("id", refundId).stream().filter(refund -> merchant.equals(refund.merchant())).findFirst();
+    }
+
     /** The timeout of every call, connection included. */
     @Override
     public Optional<Duration> callTimeout() {

@@ -44,6 +44,8 @@ public final class GatewayConfig {
     private final double rateLimited;
     private final Duration retryAfter;
     private final String apiKey;
+    private final Duration settleAfter;
+    private final double failLate;
 
     private GatewayConfig(Builder b) {
         if (b.port < 0 || b.port > 65535) {
@@ -74,6 +76,8 @@ public final class GatewayConfig {
             throw new IllegalArgumentException("api-key must be 1 to 255 printable ASCII characters without ':' or spaces");
         }
         this.apiKey = b.apiKey;
+        this.settleAfter = nonNegative("settle-after", b.settleAfter);
+        this.failLate = probability("fail-late", b.failLate);
     }
 
     public static Builder builder() {
@@ -146,6 +150,16 @@ public final class GatewayConfig {
         return apiKey;
     }
 
+    /** How long a refund stays {@code pending} before its final status; zero (the default): final at once. */
+    public Duration settleAfter() {
+        return settleAfter;
+    }
+
+    /** The share of refunds whose final status is {@code failed} after acceptance (drawn per refund id, the same every time). */
+    public double failLate() {
+        return failLate;
+    }
+
     /** How long an idempotency key is remembered after the refund it made; 24 hours by default. */
     public Duration keyRetention() {
         return keyRetention;
@@ -211,6 +225,8 @@ public final class GatewayConfig {
         private double rateLimited;
         private Duration retryAfter = Duration.ofSeconds(1);
         private String apiKey;
+        private Duration settleAfter = Duration.ZERO;
+        private double failLate;
 
         public Builder port(int port) {
             this.port = port;
@@ -262,6 +278,17 @@ public final class GatewayConfig {
         /** Starts the gateway in an outage of this length; zero (the default) starts it up. */
         public Builder downFor(Duration downFor) {
             this.downFor = downFor;
+            return this;
+        }
+
+        /**
+         * Refunds stay {@code pending} for {@code settleAfter} after they are made, then become
+         * {@code succeeded}, or {@code failed} for a share {@code failLate} of them (the money did
+         * not move), as a provider's refunds settle after acceptance. Zero and none by default.
+         */
+        public Builder lifecycle(Duration settleAfter, double failLate) {
+            this.settleAfter = settleAfter;
+            this.failLate = failLate;
             return this;
         }
 

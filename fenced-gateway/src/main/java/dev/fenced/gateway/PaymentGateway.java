@@ -35,8 +35,9 @@ import java.util.concurrent.TimeUnit;
  *       different reference, merchant, amount or currency; 422 with {@code code: refund_refused}
  *       for an amount above {@link GatewayConfig#refuseAbove()}, nothing created, on every try.
  *       Injected faults: 503 (nothing created), 500 (created), a late answer (created).
- *   <li>{@code GET /refunds} with exactly one of {@code reference}, {@code idempotency_key} or
- *       {@code merchant}: 200 {@code {exists, refunds}}, in creation order; 400 otherwise. A key is
+ *   <li>{@code GET /refunds} with exactly one of {@code reference}, {@code idempotency_key},
+ *       {@code merchant} or {@code id}: 200 {@code {exists, refunds}}, in creation order, each with its
+ *       {@code status} now ({@link GatewayConfig#settleAfter()}); 400 otherwise. A key is
  *       found only while it is retained ({@link GatewayConfig#keyRetention()}); a reference or a
  *       merchant always.
  *   <li>{@code GET /ledger}: 200 {@code {refunds}}, every refund created, in order: the ground truth.
@@ -53,6 +54,7 @@ public final class PaymentGateway implements AutoCloseable {
     private static final Duration RETRY_LISTEN = Duration.ofSeconds(1);
 
     private final Ledger ledger;
+    private final RefundStatuses statuses;
     private final RefundEndpoint refunds;
     private final ExecutorService executor = Executors.newFixedThreadPool(128, daemon("gateway-http"));
     /** Brings the gateway back after an outage; shut down by close(). */
@@ -75,6 +77,7 @@ public final class PaymentGateway implements AutoCloseable {
     private PaymentGateway(GatewayConfig config, ScheduledExecutorService restarts) throws IOException {
         this.restarts = Objects.requireNonNull(restarts, "restarts");
         this.ledger = new Ledger(config.ledgerFile(), config.clock(), config.keyRetention());
+        this.statuses = new RefundStatuses(config);
         this.refunds = new RefundEndpoint(config, ledger);
         try {
             this.server = listen(config.port());
@@ -160,9 +163,9 @@ public final class PaymentGateway implements AutoCloseable {
         return refunds.inFlight();
     }
 
-    /** Every refund created so far, in order. */
+    /** Every refund created so far, in order, each with its status now. */
     public List<GatewayRefund> ledger() {
-        return ledger.all();
+        return ledger.all().stream().map(statuses::current).toList();
     }
 
     private HttpServer listen(int port) throws IOException {
@@ -171,7 +174,7 @@ public final class PaymentGateway implements AutoCloseable {
         http.createContext("/refunds", refunds::handle);
         http.createContext("/ledger", exchange -> GatewayHttp.handle(exchange, () -> {
             GatewayHttp.requireMethod(exchange, "GET");
-            return new GatewayHttp.Response(200, Map.of("refunds", ledger.all()));
+            return new GatewayHttp.Response(200, Map.of("refunds", ledger()));
         }));
         http.createContext("/health", exchange -> GatewayHttp.handle(exchange,
                 () -> new GatewayHttp.Response(200, Map.of("status", "ok"))));

@@ -24,6 +24,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class RefundEndpoint {
     private final GatewayConfig config;
     private final Ledger ledger;
+    private final RefundStatuses statuses;
     private final Random faults;
     private volatile boolean faultsEnabled = true;
     private final AtomicInteger inFlight = new AtomicInteger();
@@ -31,6 +32,7 @@ final class RefundEndpoint {
     RefundEndpoint(GatewayConfig config, Ledger ledger) {
         this.config = config;
         this.ledger = ledger;
+        this.statuses = new RefundStatuses(config);
         this.faults = new Random(config.seed());
     }
 
@@ -87,9 +89,10 @@ final class RefundEndpoint {
         List<GatewayRefund> found = switch (lookup.getKey()) {
             case "idempotency_key" -> ledger.byKey(value).stream().toList();
             case "merchant" -> ledger.matching(r -> r.merchant().equals(value));
+            case "id" -> ledger.matching(r -> r.id().equals(value));
             default -> ledger.matching(r -> r.reference().equals(value));
         };
-        return new GatewayHttp.Response(200, Map.of("exists", !found.isEmpty(), "refunds", found));
+        return new GatewayHttp.Response(200, Map.of("exists", !found.isEmpty(), "refunds", found.stream().map(statuses::current).toList()));
     }
 
     private GatewayHttp.Response create(HttpExchange exchange) throws IOException {
@@ -114,7 +117,7 @@ final class RefundEndpoint {
         if (result.outcome() == Ledger.Outcome.CONFLICT) {
             Map<String, Object> conflict = error("idempotency_key_reused",
                     "idempotency key " + shorten(key) + " was used for a different refund");
-            conflict.put("refund", result.refund());
+            conflict.put("refund", statuses.current(result.refund()));
             return new GatewayHttp.Response(409, conflict);
         }
         if (draw < config.failBefore() + config.failAfter()) {
@@ -123,7 +126,7 @@ final class RefundEndpoint {
         if (draw < config.failBefore() + config.failAfter() + config.slow()) {
             sleep(config.slowDelay());
         }
-        return new GatewayHttp.Response(result.outcome() == Ledger.Outcome.CREATED ? 201 : 200, result.refund());
+        return new GatewayHttp.Response(result.outcome() == Ledger.Outcome.CREATED ? 201 : 200, statuses.current(result.refund()));
     }
 
     private double draw() {

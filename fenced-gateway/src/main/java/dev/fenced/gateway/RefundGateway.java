@@ -58,6 +58,15 @@ public interface RefundGateway {
     }
 
     /**
+     * The refund the provider made with id {@code refundId} for {@code merchant}, with its status
+     * now ({@link GatewayRefund#status()}): how rows learn the provider's final word when no news
+     * came. This default searches {@link #refundsOf}; a provider that reads one refund by id should.
+     */
+    default Optional<GatewayRefund> refundById(String merchant, String refundId) {
+        return refundsOf(merchant).stream().filter(refund -> refundId.equals(refund.id())).findFirst();
+    }
+
+    /**
      * How long one call may take at most, when the implementation bounds its calls: with it the
      * settlement worker refuses a configuration whose retries of one refund could outlive the
      * provider's key retention. Empty (this default) when it does not say.

@@ -34,7 +34,7 @@ final class RefundRequests {
     private static final int MAX_AMOUNT_TEXT = 32;
     private static final Pattern PRINTABLE_ASCII = Pattern.compile("[\\x20-\\x7E]+");
     private static final Pattern CURRENCY = Pattern.compile("[A-Z]{3}");
-    private static final Set<String> LOOKUPS = Set.of("reference", "idempotency_key", "merchant");
+    private static final Set<String> LOOKUPS = Set.of("reference", "idempotency_key", "merchant", "id");
 
     private RefundRequests() {
     }
@@ -92,7 +92,7 @@ final class RefundRequests {
     static Map.Entry<String, String> lookup(String rawQuery) {
         List<Map.Entry<String, String>> parameters = parameters(rawQuery);
         if (parameters.size() != 1 || !LOOKUPS.contains(parameters.get(0).getKey()) || parameters.get(0).getValue().isBlank()) {
-            throw badRequest("give exactly one of the query parameters reference, idempotency_key or merchant");
+            throw badRequest("give exactly one of the query parameters reference, idempotency_key, merchant or id");
         }
         return parameters.get(0);
     }

@@ -309,4 +309,42 @@ class PaymentGatewayTest {
             assertThat(client.createRefund("k_1", "r_1", "m_1", AMOUNT, "EUR").reference()).as("faults off: let in").isEqualTo("r_1");
         }
     }
+
+    /**
+     * Refunds are pending for the configured time after they are made, then final: succeeded, or
+     * failed with a reason for the configured share, the same answer on every lookup and after a
+     * restart (drawn from the refund's id). Read one by id. Control: without a lifecycle every
+     * refund is succeeded at once.
+     */
+    @Test
+    void refundsArePendingThenFinalAndEveryLookupTellsTheSameStory(@TempDir Path dir) {
+        SettableClock clock = new SettableClock();
+        GatewayConfig config = fast().clock(clock).ledgerFile(dir.resolve("ledger.jsonl")).lifecycle(Duration.ofHours(1), 0.5).seed(3).build();
+        List<GatewayRefund> made = new java.util.ArrayList<>();
+        try (PaymentGateway gateway = PaymentGateway.start(config)) {
+            GatewayClient client = GatewayClient.of(gateway.url(), Duration.ofSeconds(5));
+            for (int i = 1; i <= 20; i++) {
+                made.add(client.createRefund("k_" + i, "r_" + i, "m_1", AMOUNT, "EUR"));
+            }
+            assertThat(made).extracting(GatewayRefund::status).containsOnly(GatewayRefund.PENDING);
+            clock.advance(Duration.ofHours(1));
+            assertThat(client.refundById("m_1", made.get(0).id())).get().extracting(GatewayRefund::status)
+                    .isIn(GatewayRefund.SUCCEEDED, GatewayRefund.FAILED);
+        }
+        try (PaymentGateway restarted = PaymentGateway.start(config)) {
+            GatewayClient client = GatewayClient.of(restarted.url(), Duration.ofSeconds(5));
+            List<GatewayRefund> now = client.refundsOf("m_1");
+            assertThat(now).extracting(GatewayRefund::status).contains(GatewayRefund.SUCCEEDED, GatewayRefund.FAILED)
+                    .doesNotContain(GatewayRefund.PENDING);
+            assertThat(now).filteredOn(r -> r.status().equals(GatewayRefund.FAILED)).extracting(GatewayRefund::failureReason)
+                    .containsOnly("expired_or_canceled_card");
+            assertThat(restarted.ledger()).as("the same story from the ledger").isEqualTo(now);
+            assertThat(client.refundById("m_1", made.get(3).id())).contains(now.get(3));
+            assertThat(client.refundById("m_2", made.get(3).id())).as("another merchant's id").isEmpty();
+        }
+        try (PaymentGateway plain = PaymentGateway.start(fast().build())) {
+            assertThat(GatewayClient.of(plain.url(), Duration.ofSeconds(5)).createRefund("k_1", "r_1", "m_1", AMOUNT, "EUR").status())
+                    .as("control: final at once").isEqualTo(GatewayRefund.SUCCEEDED);
+        }
+    }
 }

@@ -337,7 +337,7 @@ public final class Reconciliation {
                     + " " + row.currency() + (row.gatewayReference() == null ? "" : " recorded as " + row.gatewayReference()), null);
         }
         Kind kind = switch (row.state()) {
-            case "sent" -> refund == null ? Kind.SENT_WITHOUT_REFUND : null;
+            case "sent", "settled", "returned" -> refund == null ? Kind.SENT_WITHOUT_REFUND : null;
             case "pending" -> refund == null ? null : Kind.REFUND_WITHOUT_SENT;
             case "sending" -> refund == null ? Kind.STUCK_IN_SENDING : Kind.SENDING_BUT_PAID;
             case "failed" -> refund == null ? null : Kind.FAILED_BUT_PAID;

@@ -79,17 +79,27 @@ record RefundRow(String id, String merchant, BigDecimal amount, String currency,
      * hour repeats when daylight saving ends.
      */
     static String firstAttemptAgeMillis(Connection connection) throws SQLException {
-        return JdbcDialect.detect(connection).name().equals("postgresql")
-                ? "EXTRACT(EPOCH FROM (CURRENT_TIMESTAMP - first_attempt_at)) * 1000"
-                : "(UNIX_TIMESTAMP() - UNIX_TIMESTAMP(first_attempt_at)) * 1000";
+        return ageMillis(connection, "first_attempt_at");
     }
 
-    /** The merchant's confirmed refunds, as the journal lines they should have: the token is the row's fence, the token that confirmed it. */
+    /**
+     * The age of a timestamp column of refund in milliseconds, by the database's clock, as
+     * {@link #firstAttemptAgeMillis}; on MariaDB to the second (its current time read as a whole
+     * Unix second, the one form that does not pass through the session's zone).
+     */
+    static String ageMillis(Connection connection, String column) throws SQLException {
+        return JdbcDialect.detect(connection).name().equals("postgresql")
+                ? "EXTRACT(EPOCH FROM (CURRENT_TIMESTAMP - " + column + ")) * 1000"
+                : "(UNIX_TIMESTAMP() - UNIX_TIMESTAMP(" + column + ")) * 1000";
+    }
+
+    /** The merchant's confirmed refunds (sent, and since settled or returned by the provider), as the journal lines they should have: the token is the row's fence, the token that confirmed it. */
     static List<JournalLine> confirmed(DataSource dataSource, String merchant) throws SQLException {
         List<JournalLine> lines = new ArrayList<>();
         try (Connection connection = dataSource.getConnection();
              PreparedStatement statement = connection.prepareStatement(
-                     "SELECT id, amount, currency, gateway_reference, fence FROM refund WHERE merchant = ? AND state = 'sent' ORDER BY seq")) {
+                     "SELECT id, amount, currency, gateway_reference, fence FROM refund WHERE merchant = ?"
+                             + " AND state IN ('sent', 'settled', 'returned') ORDER BY seq")) {
             statement.setString(1, merchant);
             try (ResultSet rs = statement.executeQuery()) {
                 while (rs.next()) {

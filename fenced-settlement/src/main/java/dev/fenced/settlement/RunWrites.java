@@ -108,7 +108,8 @@ final class RunWrites {
     /** A lower token finished the row after this run read it: not stale, just done. */
     private boolean finishedByAnEarlierHolder(FencedException refusal) {
         return refusal instanceof FenceViolation v && v.storedFence() != null && v.storedFence() < token
-                && ("sent".equals(v.storedState()) || "failed".equals(v.storedState()));
+                && ("sent".equals(v.storedState()) || "failed".equals(v.storedState())
+                || "settled".equals(v.storedState()) || "returned".equals(v.storedState()));
     }
 
     private <T> T inTransaction(TransactionWork<T> work) throws SQLException {

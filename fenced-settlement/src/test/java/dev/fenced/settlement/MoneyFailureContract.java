@@ -352,6 +352,64 @@ abstract class MoneyFailureContract {
         }
     }
 
+    /**
+     * A provider accepts refunds as pending and settles them later, some failing after acceptance.
+     * A poll before the final word changes nothing; after it, each sent row becomes settled, or
+     * returned with the provider's reason, exactly as the provider reports it; a second poll finds
+     * nothing to do. Later news that contradicts a final state (the gateway restarted with every
+     * refund succeeded) never moves a row back: returned stays returned. Control: a row still in
+     * sent when that news comes is settled by it, so the assertion sees a change when one is allowed.
+     */
+    @Test
+    void thePollMovesSentRowsForwardAsTheProviderReportsAndNeverBack(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        String merchant = seed(12, "120.00");
+        SettableClock gatewayClock = new SettableClock(Instant.now());
+        java.nio.file.Path ledger = dir.resolve("ledger.jsonl");
+        GatewayConfig lifecycle = GatewayConfig.builder().latency(Duration.ZERO).clock(gatewayClock).ledgerFile(ledger).seed(11)
+                .lifecycle(Duration.ofHours(2), 0.25).build();
+        String held;
+        try (PaymentGateway gateway = PaymentGateway.start(lifecycle)) {
+            GatewayClient client = GatewayClient.of(gateway.url(), Duration.ofSeconds(5));
+            assertThat(worker(gateway).build().settle(merchant).result()).isEqualTo(Result.COMPLETED);
+            RefundLifecycle polls = RefundLifecycle.of(db, client);
+            RefundLifecycle.Report early = polls.poll(merchant, Duration.ZERO);
+            assertThat(early.stillPending()).isEqualTo(12);
+            assertThat(early.settled()).isEmpty();
+            assertThat(polls.poll(merchant, Duration.ofHours(1)).checked()).as("nothing sent an hour ago").isZero();
+
+            gatewayClock.advance(Duration.ofHours(2));
+            Map<String, String> statusByReference = new TreeMap<>();
+            refundsOf(gateway.ledger(), merchant).forEach(r -> statusByReference.put(r.reference(), r.status()));
+            assertThat(statusByReference.values()).contains(GatewayRefund.SUCCEEDED, GatewayRefund.FAILED);
+            held = statusByReference.entrySet().stream().filter(e -> e.getValue().equals(GatewayRefund.SUCCEEDED))
+                    .map(Map.Entry::getKey).findFirst().orElseThrow();
+            execute("UPDATE refund SET state = 'settled' WHERE id = ?", held); // set aside: the control below
+            RefundLifecycle.Report done = polls.poll(merchant, Duration.ZERO);
+            assertThat(done.settled().size() + done.returned().size()).isEqualTo(11);
+            Map<String, String> states = stateById(merchant);
+            statusByReference.forEach((id, status) -> assertThat(states.get(id)).as(id)
+                    .isEqualTo(status.equals(GatewayRefund.SUCCEEDED) ? "settled" : "returned"));
+            assertThat(byId(merchant, "failure_reason", String.class).values()).filteredOn(java.util.Objects::nonNull).isNotEmpty()
+                    .allMatch(reason -> reason.equals("the provider reports the refund failed: expired_or_canceled_card"));
+            assertThat(polls.poll(merchant, Duration.ZERO).checked()).as("nothing left in sent").isZero();
+            execute("UPDATE refund SET state = 'sent' WHERE id = ?", held);
+        }
+        try (PaymentGateway allSucceeded = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).ledgerFile(ledger).build())) {
+            Map<String, String> before = stateById(merchant);
+            RefundLifecycle.Report late = RefundLifecycle.of(db, GatewayClient.of(allSucceeded.url(), Duration.ofSeconds(5)))
+                    .poll(merchant, Duration.ZERO);
+            assertThat(late.settled()).as("control: the row still sent is settled").containsExactly(held);
+            Map<String, String> after = stateById(merchant);
+            before.forEach((id, state) -> {
+                if (!id.equals(held)) {
+                    assertThat(after.get(id)).as(id + " never moves back").isEqualTo(state);
+                }
+            });
+            assertThat(after.values()).contains("returned");
+        }
+    }
+
     /** Moves each row's first attempt {@code by} into the past, as if that much time had gone by on the database's clock. */
     private void ageFirstAttempts(String merchant, Duration by) throws SQLException {
         for (Map.Entry<String, Timestamp> row : byId(merchant, "first_attempt_at", Timestamp.class).entrySet()) {

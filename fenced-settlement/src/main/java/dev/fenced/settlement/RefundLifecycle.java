@@ -1,0 +1,143 @@
+package dev.fenced.settlement;
+
+import dev.fenced.StoreUnavailableException;
+import dev.fenced.gateway.GatewayException;
+import dev.fenced.gateway.GatewayRefund;
+import dev.fenced.gateway.RefundGateway;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import javax.sql.DataSource;
+
+/**
+ * The provider's final word on refunds it accepted. A row in {@code sent} means the provider took
+ * the refund; a provider settles it later ({@code succeeded}) or not at all ({@code failed},
+ * {@code canceled}: the money did not move). {@link #poll} asks the provider about each
+ * {@code sent} row without news for a while, by the refund's id, and moves it forward:
+ * {@code settled}, or {@code returned} with the provider's reason. Nothing else: a
+ * {@code pending} refund stays {@code sent}, a returned one waits for an operator (a new attempt
+ * needs a new key), and no row ever moves back from {@code settled} or {@code returned}.
+ *
+ * <p>These writes carry no fence, and need none: each records a fact the provider decided about a
+ * refund already made, not a decision of whoever holds the merchant, and each is conditional on
+ * the row still being {@code sent} with the same gateway refund id. Two pollers, or a poller and a
+ * late one, write the same fact once; a holder never writes a {@code sent} row (claims take
+ * {@code pending} and {@code sending} rows only), so the two cannot undo each other. RELIABILITY.md,
+ * "The provider's final word". Immutable and thread-safe.
+ */
+public final class RefundLifecycle {
+    /** What a poll found. {@code unanswered} rows got no answer, or no refund under their id: asked again next time. */
+    public record Report(String merchant, int checked, List<String> settled, List<String> returned, int stillPending, int unanswered) {
+        public Report {
+            settled = List.copyOf(settled);
+            returned = List.copyOf(returned);
+        }
+    }
+
+    private final DataSource dataSource;
+    private final RefundGateway gateway;
+
+    private RefundLifecycle(DataSource dataSource, RefundGateway gateway) {
+        this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+        this.gateway = Objects.requireNonNull(gateway, "gateway");
+    }
+
+    public static RefundLifecycle of(DataSource dataSource, RefundGateway gateway) {
+        return new RefundLifecycle(dataSource, gateway);
+    }
+
+    /**
+     * Asks the provider about each of the merchant's {@code sent} rows unchanged for at least
+     * {@code quietFor} (by the database's clock), one call each, and writes the final ones.
+     *
+     * @throws GatewayException when the provider refuses the credentials: no later call would be let in
+     * @throws StoreUnavailableException when the database cannot be read or written
+     */
+    public Report poll(String merchant, Duration quietFor) {
+        Merchants.requireValid(merchant);
+        if (quietFor == null || quietFor.isNegative()) {
+            throw new IllegalArgumentException("quiet-for must not be negative, got " + quietFor);
+        }
+        List<String> settled = new ArrayList<>();
+        List<String> returned = new ArrayList<>();
+        int pending = 0;
+        int unanswered = 0;
+        List<String[]> rows = quietRows(merchant, quietFor);
+        for (String[] row : rows) {
+            GatewayRefund refund;
+            try {
+                refund = gateway.refundById(merchant, row[1]).orElse(null);
+            } catch (GatewayException e) {
+                if (e.credentialsRefused()) {
+                    throw e;
+                }
+                unanswered++;
+                continue;
+            }
+            if (refund == null) {
+                unanswered++; // a sent row without its refund is reconcile's to report
+            } else if (GatewayRefund.SUCCEEDED.equals(refund.status())) {
+                if (moveForward(row[0], row[1], "settled", null)) {
+                    settled.add(row[0]);
+                }
+            } else if (refund.finalStatus()) {
+                String reason = "the provider reports the refund " + refund.status()
+                        + (refund.failureReason() == null ? "" : ": " + refund.failureReason());
+                if (moveForward(row[0], row[1], "returned", reason)) {
+                    returned.add(row[0]);
+                }
+            } else {
+                pending++;
+            }
+        }
+        return new Report(merchant, rows.size(), settled, returned, pending, unanswered);
+    }
+
+    /** {id, gateway refund id} of the merchant's sent rows unchanged for {@code quietFor}. */
+    private List<String[]> quietRows(String merchant, Duration quietFor) {
+        List<String[]> rows = new ArrayList<>();
+        try (Connection connection = dataSource.getConnection();
+             PreparedStatement statement = connection.prepareStatement("SELECT id, gateway_reference, "
+                     + RefundRow.ageMillis(connection, "updated_at") + " FROM refund WHERE merchant = ? AND state = 'sent'"
+                     + " AND gateway_reference IS NOT NULL ORDER BY seq")) {
+            statement.setString(1, merchant);
+            try (ResultSet rs = statement.executeQuery()) {
+                while (rs.next()) {
+                    // Zero takes every row: MariaDB reads its clock here in whole seconds, so a row just sent can look younger than zero.
+                    if (quietFor.isZero() || rs.getDouble(3) >= quietFor.toMillis()) {
+                        rows.add(new String[] {rs.getString(1), rs.getString(2)});
+                    }
+                }
+            }
+        } catch (SQLException e) {
+            throw new StoreUnavailableException("reading the sent refunds of " + merchant + " failed: " + e.getMessage(), e);
+        }
+        return rows;
+    }
+
+    /** Only from sent, and only for the refund the row was confirmed with: a row never goes back from a final state. */
+    private boolean moveForward(String id, String gatewayRefundId, String state, String reason) {
+        try (Connection connection = dataSource.getConnection();
+             PreparedStatement update = connection.prepareStatement("UPDATE refund SET state = ?, failure_reason = ?"
+                     + " WHERE id = ? AND state = 'sent' AND gateway_reference = ?")) {
+            update.setString(1, state);
+            update.setString(2, reason == null ? null : RefundWrites.boundedReason(reason));
+            update.setString(3, id);
+            update.setString(4, gatewayRefundId);
+            boolean autoCommit = connection.getAutoCommit();
+            connection.setAutoCommit(true);
+            try {
+                return update.executeUpdate() == 1;
+            } finally {
+                connection.setAutoCommit(autoCommit);
+            }
+        } catch (SQLException e) {
+            throw new StoreUnavailableException("recording the provider's word on " + id + " failed: " + e.getMessage(), e);
+        }
+    }
+}
