@@ -13,6 +13,7 @@ import picocli.CommandLine.Option;
         description = {"Ask the gateway for its final word on a merchant's sent refunds without news: settled, or returned"
                 + " (failed or canceled after acceptance: the money did not move).",
                 "Exit codes: 0 nothing returned, 7 refunds returned (an operator decides a new attempt, under a new key),"
+                        + " 8 sent rows whose refund the gateway does not hold as recorded (see fenced reconcile),"
                         + " 6 some refunds got no answer (asked again next time), 1 runtime failure, 2 usage error."})
 final class PollCommand implements Callable<Integer> {
     @Option(names = "--merchant", required = true, description = "merchant id, e.g. m_4471")
@@ -43,7 +44,13 @@ final class PollCommand implements Callable<Integer> {
         }
         System.out.println("poll " + merchant + ": " + report.checked() + " checked, " + report.settled().size() + " settled, "
                 + report.returned().size() + " returned" + (report.returned().isEmpty() ? "" : " (" + String.join(", ", report.returned()) + ")")
-                + ", " + report.stillPending() + " still pending, " + report.unanswered() + " without an answer");
+                + ", " + report.stillPending() + " still pending, " + report.unanswered() + " without an answer"
+                + (report.missing().isEmpty() ? "" : ", " + report.missing().size() + " not held by the gateway as recorded ("
+                + String.join(", ", report.missing().subList(0, Math.min(3, report.missing().size())))
+                + (report.missing().size() > 3 ? ", ..." : "") + "; see fenced reconcile)"));
+        if (!report.missing().isEmpty()) {
+            return ReconcileCommand.DISCREPANCIES;
+        }
         if (!report.returned().isEmpty()) {
             return SettleCommand.REJECTED;
         }

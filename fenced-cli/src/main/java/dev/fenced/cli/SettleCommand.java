@@ -167,6 +167,8 @@ public final class SettleCommand implements Callable<Integer> {
                 .mapToLong(Long::longValue).sum()) {
             System.out.println("settle " + merchant + ": COMPLETED, nothing to settle: all " + already + " refunds were already finished"
                     + (before.count("failed") == 0 ? "" : ", " + before.count("failed") + " of them failed (see fenced reconcile)")
+                    + (before.count("returned") == 0 ? "" : ", " + before.count("returned")
+                    + " of them returned by the provider (see fenced reconcile)")
                     + " (token " + outcome.token() + ")");
             return;
         }

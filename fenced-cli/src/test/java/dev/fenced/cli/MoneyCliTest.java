@@ -87,7 +87,7 @@ class MoneyCliTest {
                     "--gateway-key-retention", "10m", "--key-retention-margin", "10s");
             assertThat(refused.exit()).as(refused.stdout() + refused.stderr()).isEqualTo(2);
             assertThat(refused.stderr().strip().lines()).singleElement().asString()
-                    .contains("may take up to PT1M20.3S").contains("key retention margin PT10S").doesNotContain("Exception");
+                    .contains("may take up to PT1M50.3S").contains("key retention margin PT10S").doesNotContain("Exception");
             assertThat(states(merchant)).containsExactly(Map.entry("pending", 2L));
             assertThat(gateway.ledger()).isEmpty();
 

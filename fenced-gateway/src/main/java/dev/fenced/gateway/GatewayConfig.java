@@ -72,8 +72,9 @@ public final class GatewayConfig {
         }
         this.clock = Objects.requireNonNull(b.clock, "clock");
         this.retryAfter = nonNegative("retry-after", b.retryAfter);
-        if (b.apiKey != null && !b.apiKey.matches("[\\x21-\\x7e&&[^:]]{1,255}")) {
-            throw new IllegalArgumentException("api-key must be 1 to 255 printable ASCII characters without ':' or spaces");
+        if (b.apiKey != null && !b.apiKey.matches("[A-Za-z0-9_.~-]{1,255}")) {
+            // Only characters a URL's user-info carries as they are: a '/' or '@' would move part of the key into the host.
+            throw new IllegalArgumentException("api-key must be 1 to 255 of A-Z a-z 0-9 _ . ~ -");
         }
         this.apiKey = b.apiKey;
         this.settleAfter = nonNegative("settle-after", b.settleAfter);

@@ -20,6 +20,8 @@ final class GatewayCalls {
     private static final Duration MAX_BACKOFF = Duration.ofSeconds(2);
     /** The longest {@code Retry-After} honoured; a longer one is cut to this, and the request then simply asks again. */
     static final Duration MAX_RETRY_AFTER = Duration.ofSeconds(30);
+    /** How often a wait for a {@code Retry-After} looks at the run's stop and the row's deadline. */
+    private static final Duration WAIT_STEP = Duration.ofMillis(200);
 
     private final RefundGateway gateway;
     private final int attempts;
@@ -58,8 +60,12 @@ final class GatewayCalls {
                 }
                 sleep(delay(attempt - 1));
             }
-            waitForRetryAfter();
-            if (attempt > 1 && (stop.getAsBoolean() || keyRetention.passed(deadline))) {
+            boolean waited = waitForRetryAfter(deadline);
+            if ((attempt > 1 || waited) && (stop.getAsBoolean() || keyRetention.passed(deadline))) {
+                if (attempt == 1) { // nothing sent yet: the row can go back to pending
+                    return new GatewayAnswer(GatewayAnswer.Kind.UNAVAILABLE, null, "not sent: the gateway asked to wait, and meanwhile "
+                            + (stop.getAsBoolean() ? "the run stopped" : "the key's retention ran out"));
+                }
                 break; // stopped meanwhile, or the provider may forget the key before this request reaches it
             }
             try {
@@ -68,8 +74,11 @@ final class GatewayCalls {
             } catch (GatewayException e) {
                 last = GatewayAnswer.failed(e);
                 e.retryAfter().ifPresent(this::holdOff);
-                if (last.credentialsRefused() && !mayExist) {
-                    return last; // no retry will be let in either
+                if (last.credentialsRefused()) {
+                    if (!mayExist) {
+                        return last; // no retry will be let in either
+                    }
+                    break; // look up what an earlier attempt may have made; the refusal goes up with the answer
                 }
                 if (last.kind() == GatewayAnswer.Kind.REJECTED) {
                     if (!mayExist) {
@@ -86,18 +95,18 @@ final class GatewayCalls {
         GatewayAnswer lookup = lookup(row, keyRetention.passed(deadline));
         // Absent is no proof: a request still in flight at the gateway may yet create it.
         return lookup.kind() == GatewayAnswer.Kind.SUCCEEDED || lookup.kind() == GatewayAnswer.Kind.REJECTED ? lookup
-                : new GatewayAnswer(GatewayAnswer.Kind.UNKNOWN, null, last.reason());
+                : new GatewayAnswer(GatewayAnswer.Kind.UNKNOWN, null, last.reason(), last.credentialsRefused() || lookup.credentialsRefused());
     }
 
     /**
      * The longest {@link #create} can take when each call is bounded by {@code callTimeout}: every
-     * attempt, every backoff at its upper bound with the longest {@code Retry-After} honoured, and
-     * the closing lookup.
+     * attempt, each after the longest {@code Retry-After} honoured, every backoff at its upper bound,
+     * and the closing lookup.
      */
     static Duration longestCreate(int attempts, Duration backoff, Duration callTimeout) {
-        Duration longest = callTimeout.multipliedBy(attempts + 1L);
+        Duration longest = callTimeout.multipliedBy(attempts + 1L).plus(MAX_RETRY_AFTER.multipliedBy(attempts));
         for (int retry = 1; retry < attempts; retry++) {
-            longest = longest.plus(step(backoff, retry)).plus(MAX_RETRY_AFTER);
+            longest = longest.plus(step(backoff, retry));
         }
         return longest;
     }
@@ -133,11 +142,19 @@ final class GatewayCalls {
         notBefore.accumulateAndGet(System.nanoTime() + wait, (current, asked) -> asked - current > 0 ? asked : current);
     }
 
-    private void waitForRetryAfter() {
-        long wait = notBefore.get() - System.nanoTime();
-        if (wait > 0 && !stop.getAsBoolean()) {
-            sleep(Duration.ofMillis((wait + 999_999) / 1_000_000)); // rounded up: the wait asked for is a floor
+    /**
+     * Waits until no {@code Retry-After} holds the run back, in short steps, so that a wait another
+     * refund extends meanwhile is kept too; gives up early when the run stops or the row's deadline
+     * passes. Whether it waited at all.
+     */
+    private boolean waitForRetryAfter(Instant deadline) {
+        boolean waited = false;
+        long wait;
+        while ((wait = notBefore.get() - System.nanoTime()) > 0 && !stop.getAsBoolean() && !keyRetention.passed(deadline)) {
+            waited = true;
+            sleep(Duration.ofMillis(Math.min(WAIT_STEP.toMillis(), (wait + 999_999) / 1_000_000))); // rounded up: the wait is a floor
         }
+        return waited;
     }
 
     /** An exponential step with jitter over its upper half: spreads the retries of many workers after one outage. */

@@ -57,9 +57,15 @@ public final class Reconciliation {
          * The row is stuck in sending, its first attempt older than the provider keeps keys (less the
          * margin), and the gateway has no refund under its key or its reference: no settle sends it
          * again under that key, which the provider may have forgotten. {@code --resend-expired}
-         * gives it a new key and puts it back to pending.
+         * gives it a new key and puts it back to pending once its first attempt is older than the
+         * retention plus the margin: by then no request under the old key can still be on its way.
          */
         KEY_EXPIRED_UNPAID(false),
+        /**
+         * The provider failed or canceled the refund after accepting it ({@link RefundLifecycle}):
+         * the money did not move. A new attempt needs a new key, and a person's decision.
+         */
+        RETURNED(false),
         /** The row is failed, but the gateway holds a matching refund. */
         FAILED_BUT_PAID(true),
         /** The refund under the row's key is for another merchant, amount or currency, or another gateway id than the row records. */
@@ -138,7 +144,7 @@ public final class Reconciliation {
 
     /** {@code firstAttemptAgeMillis} is null for a row never claimed, or claimed before its first attempt was recorded. */
     private record Row(String id, BigDecimal amount, String currency, String key, String state, String gatewayReference,
-                       Long firstAttemptAgeMillis) {
+                       Long firstAttemptAgeMillis, String failureReason) {
     }
 
     /** Told how far a check has come: how many rows it compares, then each one compared. */
@@ -222,11 +228,12 @@ public final class Reconciliation {
         }
         try (Lease lease = acquired.get()) {
             Report found = compare(merchant, lease.token());
+            Set<String> rekeyable = resendExpired ? rekeyable(merchant) : Set.of();
             List<Discrepancy> after = new ArrayList<>();
             for (Discrepancy d : found.discrepancies()) {
                 if (d.kind().repairable()) {
                     after.add(d.repaired(markSent(d, lease.token())));
-                } else if (resendExpired && d.kind() == Kind.KEY_EXPIRED_UNPAID) {
+                } else if (d.kind() == Kind.KEY_EXPIRED_UNPAID && rekeyable.contains(d.refundId())) {
                     after.add(d.repaired(rekey(d.refundId(), lease.token())));
                 } else {
                     after.add(d);
@@ -280,6 +287,18 @@ public final class Reconciliation {
             }
         }
         return new Report(merchant, rows.size(), refunds.size(), token, found, failedUnpaid, List.of());
+    }
+
+    /** Rows whose first attempt is older than the retention plus the margin: no request under their key can still be on its way. */
+    private Set<String> rekeyable(String merchant) {
+        long oldEnough = keyRetention.retention().plus(keyRetention.margin()).toMillis();
+        Set<String> ids = new HashSet<>();
+        for (Row row : rows(merchant)) {
+            if (row.firstAttemptAgeMillis() != null && row.firstAttemptAgeMillis() >= oldEnough) {
+                ids.add(row.id());
+            }
+        }
+        return ids;
     }
 
     private boolean keyOutlived(Row row) {
@@ -337,7 +356,8 @@ public final class Reconciliation {
                     + " " + row.currency() + (row.gatewayReference() == null ? "" : " recorded as " + row.gatewayReference()), null);
         }
         Kind kind = switch (row.state()) {
-            case "sent", "settled", "returned" -> refund == null ? Kind.SENT_WITHOUT_REFUND : null;
+            case "sent", "settled" -> refund == null ? Kind.SENT_WITHOUT_REFUND : null;
+            case "returned" -> refund == null ? Kind.SENT_WITHOUT_REFUND : Kind.RETURNED;
             case "pending" -> refund == null ? null : Kind.REFUND_WITHOUT_SENT;
             case "sending" -> refund == null ? Kind.STUCK_IN_SENDING : Kind.SENDING_BUT_PAID;
             case "failed" -> refund == null ? null : Kind.FAILED_BUT_PAID;
@@ -347,6 +367,8 @@ public final class Reconciliation {
             return null;
         }
         String detail = refund == null ? "no refund under key " + row.key()
+                : kind == Kind.RETURNED ? (row.failureReason() == null ? "returned by the provider" : row.failureReason())
+                + "; a new attempt needs a new key"
                 : "gateway holds " + refund.amount().toPlainString() + " " + refund.currency() + " under the row's key";
         return new Discrepancy(kind, row.id(), row.state(), refund == null ? null : refund.id(), detail, null);
     }
@@ -422,14 +444,15 @@ public final class Reconciliation {
         List<Row> rows = new ArrayList<>();
         try (Connection connection = dataSource.getConnection();
              PreparedStatement statement = connection.prepareStatement("SELECT id, amount, currency, idempotency_key, state,"
-                     + " gateway_reference, " + RefundRow.firstAttemptAgeMillis(connection) + " FROM refund WHERE merchant = ? ORDER BY seq")) {
+                     + " gateway_reference, " + RefundRow.firstAttemptAgeMillis(connection) + ", failure_reason FROM refund"
+                     + " WHERE merchant = ? ORDER BY seq")) {
             statement.setString(1, merchant);
             try (ResultSet rs = statement.executeQuery()) {
                 while (rs.next()) {
                     double age = rs.getDouble(7);
                     Long ageMillis = rs.wasNull() ? null : (long) age;
                     rows.add(new Row(rs.getString(1), rs.getBigDecimal(2), rs.getString(3), rs.getString(4), rs.getString(5), rs.getString(6),
-                            ageMillis));
+                            ageMillis, rs.getString(8)));
                 }
             }
         } catch (SQLException e) {

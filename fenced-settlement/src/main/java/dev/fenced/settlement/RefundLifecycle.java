@@ -4,6 +4,7 @@ import dev.fenced.StoreUnavailableException;
 import dev.fenced.gateway.GatewayException;
 import dev.fenced.gateway.GatewayRefund;
 import dev.fenced.gateway.RefundGateway;
+import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -31,11 +32,24 @@ import javax.sql.DataSource;
  * "The provider's final word". Immutable and thread-safe.
  */
 public final class RefundLifecycle {
-    /** What a poll found. {@code unanswered} rows got no answer, or no refund under their id: asked again next time. */
-    public record Report(String merchant, int checked, List<String> settled, List<String> returned, int stillPending, int unanswered) {
+    /**
+     * What a poll found. {@code unanswered} rows got no answer: asked again next time. {@code missing}
+     * rows have no refund under their gateway id, or one for another merchant, amount or currency:
+     * left as they are, for {@code reconcile} to report.
+     */
+    public record Report(String merchant, int checked, List<String> settled, List<String> returned, int stillPending, int unanswered,
+                         List<String> missing) {
         public Report {
             settled = List.copyOf(settled);
             returned = List.copyOf(returned);
+            missing = List.copyOf(missing);
+        }
+    }
+
+    /** A sent row as the poll reads it. */
+    private record SentRow(String id, String gatewayRefundId, BigDecimal amount, String currency) {
+        boolean matches(String merchant, GatewayRefund refund) {
+            return refund.merchant().equals(merchant) && refund.amount().compareTo(amount) == 0 && refund.currency().equals(currency);
         }
     }
 
@@ -65,13 +79,14 @@ public final class RefundLifecycle {
         }
         List<String> settled = new ArrayList<>();
         List<String> returned = new ArrayList<>();
+        List<String> missing = new ArrayList<>();
         int pending = 0;
         int unanswered = 0;
-        List<String[]> rows = quietRows(merchant, quietFor);
-        for (String[] row : rows) {
+        List<SentRow> rows = quietRows(merchant, quietFor);
+        for (SentRow row : rows) {
             GatewayRefund refund;
             try {
-                refund = gateway.refundById(merchant, row[1]).orElse(null);
+                refund = gateway.refundById(merchant, row.gatewayRefundId()).orElse(null);
             } catch (GatewayException e) {
                 if (e.credentialsRefused()) {
                     throw e;
@@ -79,38 +94,38 @@ public final class RefundLifecycle {
                 unanswered++;
                 continue;
             }
-            if (refund == null) {
-                unanswered++; // a sent row without its refund is reconcile's to report
+            if (refund == null || !row.matches(merchant, refund)) {
+                missing.add(row.id()); // not this row's refund: reconcile reports it, the poll writes nothing
             } else if (GatewayRefund.SUCCEEDED.equals(refund.status())) {
-                if (moveForward(row[0], row[1], "settled", null)) {
-                    settled.add(row[0]);
+                if (moveForward(row.id(), row.gatewayRefundId(), "settled", null)) {
+                    settled.add(row.id());
                 }
             } else if (refund.finalStatus()) {
                 String reason = "the provider reports the refund " + refund.status()
                         + (refund.failureReason() == null ? "" : ": " + refund.failureReason());
-                if (moveForward(row[0], row[1], "returned", reason)) {
-                    returned.add(row[0]);
+                if (moveForward(row.id(), row.gatewayRefundId(), "returned", reason)) {
+                    returned.add(row.id());
                 }
             } else {
                 pending++;
             }
         }
-        return new Report(merchant, rows.size(), settled, returned, pending, unanswered);
+        return new Report(merchant, rows.size(), settled, returned, pending, unanswered, missing);
     }
 
-    /** {id, gateway refund id} of the merchant's sent rows unchanged for {@code quietFor}. */
-    private List<String[]> quietRows(String merchant, Duration quietFor) {
-        List<String[]> rows = new ArrayList<>();
+    /** The merchant's sent rows unchanged for {@code quietFor}. */
+    private List<SentRow> quietRows(String merchant, Duration quietFor) {
+        List<SentRow> rows = new ArrayList<>();
         try (Connection connection = dataSource.getConnection();
-             PreparedStatement statement = connection.prepareStatement("SELECT id, gateway_reference, "
+             PreparedStatement statement = connection.prepareStatement("SELECT id, gateway_reference, amount, currency, "
                      + RefundRow.ageMillis(connection, "updated_at") + " FROM refund WHERE merchant = ? AND state = 'sent'"
                      + " AND gateway_reference IS NOT NULL ORDER BY seq")) {
             statement.setString(1, merchant);
             try (ResultSet rs = statement.executeQuery()) {
                 while (rs.next()) {
                     // Zero takes every row: MariaDB reads its clock here in whole seconds, so a row just sent can look younger than zero.
-                    if (quietFor.isZero() || rs.getDouble(3) >= quietFor.toMillis()) {
-                        rows.add(new String[] {rs.getString(1), rs.getString(2)});
+                    if (quietFor.isZero() || rs.getDouble(5) >= quietFor.toMillis()) {
+                        rows.add(new SentRow(rs.getString(1), rs.getString(2), rs.getBigDecimal(3), rs.getString(4)));
                     }
                 }
             }

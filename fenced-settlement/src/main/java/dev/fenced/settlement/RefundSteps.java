@@ -109,7 +109,12 @@ final class RefundSteps {
                     state.credentialsRefused(row.id(), answer.reason());
                 }
             }
-            default -> state.event(SettlementEvent.Type.LEFT, row.id(), "sending: the outcome is in doubt: " + answer.reason());
+            default -> {
+                state.event(SettlementEvent.Type.LEFT, row.id(), "sending: the outcome is in doubt: " + answer.reason());
+                if (answer.credentialsRefused()) {
+                    state.credentialsRefused(row.id(), answer.reason());
+                }
+            }
         }
     }
 
@@ -138,6 +143,9 @@ final class RefundSteps {
     private GatewayAnswer lookUp(RefundRow row, boolean byReference) {
         GatewayAnswer answer = calls.lookup(row, byReference);
         state.gatewayAnswer(row.id(), answer);
+        if (answer.credentialsRefused()) {
+            state.credentialsRefused(row.id(), answer.reason());
+        }
         state.event(SettlementEvent.Type.CHECKED, row.id(), (byReference ? "by reference: " : "")
                 + (answer.refund() != null ? "exists " + answer.refund().id() : answer.kind().name().toLowerCase(Locale.ROOT)));
         if (!answer.gatewayAnswered()) {
