@@ -3,6 +3,7 @@ package dev.fenced.cli;
 import dev.fenced.gateway.GatewayConfig;
 import dev.fenced.gateway.PaymentGateway;
 import java.math.BigDecimal;
+import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.Callable;
@@ -72,16 +73,35 @@ final class GatewayCommand implements Callable<Integer> {
     @Option(names = "--fail-late", defaultValue = "0", description = "share of refunds that end failed after acceptance (money not moved)")
     double failLate;
 
+    @Option(names = "--webhook-url", paramLabel = "URL",
+            description = "post each refund's events here, signed (e.g. http://127.0.0.1:8090/webhooks of fenced webhooks)")
+    URI webhookUrl;
+
+    @Option(names = "--webhook-secret", paramLabel = "SECRET", defaultValue = "${env:FENCED_GATEWAY_WEBHOOK_SECRET}",
+            description = "the secret events are signed with (env FENCED_GATEWAY_WEBHOOK_SECRET); never printed")
+    String webhookSecret;
+
+    @Option(names = "--webhook-lost", defaultValue = "0", description = "probability an event is never delivered")
+    double webhookLost;
+
+    @Option(names = "--webhook-duplicated", defaultValue = "0", description = "probability an event is delivered twice")
+    double webhookDuplicated;
+
+    @Option(names = "--webhook-reordered", defaultValue = "0", description = "probability an event is held back until later ones went")
+    double webhookReordered;
+
     @Override
     public Integer call() throws InterruptedException {
         GatewayConfig config = GatewayConfig.builder().port(port).ledgerFile(ledger).latency(latency)
                 .failBefore(failBefore).failAfter(failAfter).slow(slow, slowDelay)
                 .idempotency(!noIdempotency).seed(seed).refuseAbove(refuseAbove).downFor(downFor).keyRetention(keyRetention)
-                .rateLimited(rateLimited, retryAfter).apiKey(apiKey).lifecycle(settleAfter, failLate).build();
+                .rateLimited(rateLimited, retryAfter).apiKey(apiKey).lifecycle(settleAfter, failLate)
+                .webhooks(webhookUrl, webhookSecret).webhookFaults(webhookLost, webhookDuplicated, webhookReordered).build();
         PaymentGateway gateway = PaymentGateway.start(config);
         Runtime.getRuntime().addShutdownHook(new Thread(gateway::close, "gateway-stop"));
         System.out.println("gateway listening on " + gateway.url() + (noIdempotency ? " (idempotency OFF)" : "")
-                + (downFor.isZero() ? "" : " after an outage of " + downFor.toMillis() + " ms"));
+                + (downFor.isZero() ? "" : " after an outage of " + downFor.toMillis() + " ms")
+                + (webhookUrl == null ? "" : ", events to " + webhookUrl));
         System.out.flush();
         new CountDownLatch(1).await();
         return 0;

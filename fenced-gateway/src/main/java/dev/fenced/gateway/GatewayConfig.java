@@ -1,9 +1,11 @@
 package dev.fenced.gateway;
 
 import java.math.BigDecimal;
+import java.net.URI;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -21,6 +23,13 @@ import java.util.Objects;
  * <p>Idempotency keys are kept for {@code keyRetention} (24 hours, as Stripe documents), by the
  * gateway's {@code clock}: after that a key is forgotten, a lookup by it finds nothing and a request
  * that reuses it makes a new refund.
+ *
+ * <p>With a {@code webhookUrl}, the gateway posts each refund's events there, signed with the
+ * {@code webhookSecret} ({@link WebhookSignature}): {@code refund.created} when it is made, with its
+ * status then (final already when {@code settleAfter} is zero), and {@code refund.updated} or
+ * {@code refund.failed} when a pending refund's status becomes final. Delivery faults are
+ * drawn per delivery from the seed: lost (never sent), duplicated (sent twice) and reordered (held
+ * back so that later events overtake it).
  */
 public final class GatewayConfig {
     /** The largest refund limit: ten digits before the decimal point ({@link MinorUnits#MAX_INTEGER_DIGITS}), two after. */
@@ -46,6 +55,11 @@ public final class GatewayConfig {
     private final String apiKey;
     private final Duration settleAfter;
     private final double failLate;
+    private final URI webhookUrl;
+    private final String webhookSecret;
+    private final double webhookLost;
+    private final double webhookDuplicated;
+    private final double webhookReordered;
 
     private GatewayConfig(Builder b) {
         if (b.port < 0 || b.port > 65535) {
@@ -79,6 +93,27 @@ public final class GatewayConfig {
         this.apiKey = b.apiKey;
         this.settleAfter = nonNegative("settle-after", b.settleAfter);
         this.failLate = probability("fail-late", b.failLate);
+        this.webhookUrl = b.webhookUrl == null ? null : webhookUrl(b.webhookUrl);
+        if (webhookUrl != null) {
+            if (b.webhookSecret == null || b.webhookSecret.isBlank()) {
+                throw new IllegalArgumentException("webhook-url needs a webhook-secret to sign the events with");
+            }
+            WebhookSignature.of(List.of(b.webhookSecret)); // refuses a malformed secret without showing it
+        }
+        this.webhookSecret = b.webhookSecret;
+        this.webhookLost = probability("webhook-lost", b.webhookLost);
+        this.webhookDuplicated = probability("webhook-duplicated", b.webhookDuplicated);
+        this.webhookReordered = probability("webhook-reordered", b.webhookReordered);
+        if (webhookLost + webhookDuplicated + webhookReordered > 1.0) {
+            throw new IllegalArgumentException("webhook fault probabilities add up to more than 1");
+        }
+    }
+
+    private static URI webhookUrl(URI url) {
+        if (!("http".equals(url.getScheme()) || "https".equals(url.getScheme())) || url.getHost() == null || url.getRawUserInfo() != null) {
+            throw new IllegalArgumentException("webhook-url must be an http or https URL with a host and no user-info");
+        }
+        return url;
     }
 
     public static Builder builder() {
@@ -161,6 +196,31 @@ public final class GatewayConfig {
         return failLate;
     }
 
+    /** Where refund events are posted; null (the default) sends none. */
+    public URI webhookUrl() {
+        return webhookUrl;
+    }
+
+    /** The secret events are signed with; never printed. */
+    String webhookSecret() {
+        return webhookSecret;
+    }
+
+    /** The share of event deliveries never sent. */
+    public double webhookLost() {
+        return webhookLost;
+    }
+
+    /** The share of event deliveries sent twice. */
+    public double webhookDuplicated() {
+        return webhookDuplicated;
+    }
+
+    /** The share of event deliveries held back until later events have gone. */
+    public double webhookReordered() {
+        return webhookReordered;
+    }
+
     /** How long an idempotency key is remembered after the refund it made; 24 hours by default. */
     public Duration keyRetention() {
         return keyRetention;
@@ -228,6 +288,11 @@ public final class GatewayConfig {
         private String apiKey;
         private Duration settleAfter = Duration.ZERO;
         private double failLate;
+        private URI webhookUrl;
+        private String webhookSecret;
+        private double webhookLost;
+        private double webhookDuplicated;
+        private double webhookReordered;
 
         public Builder port(int port) {
             this.port = port;
@@ -290,6 +355,21 @@ public final class GatewayConfig {
         public Builder lifecycle(Duration settleAfter, double failLate) {
             this.settleAfter = settleAfter;
             this.failLate = failLate;
+            return this;
+        }
+
+        /** Posts refund events to {@code url}, signed with {@code secret}; a null URL (the default) sends none. */
+        public Builder webhooks(URI url, String secret) {
+            this.webhookUrl = url;
+            this.webhookSecret = secret;
+            return this;
+        }
+
+        /** Loses, duplicates and reorders these shares of event deliveries; none by default. */
+        public Builder webhookFaults(double lost, double duplicated, double reordered) {
+            this.webhookLost = lost;
+            this.webhookDuplicated = duplicated;
+            this.webhookReordered = reordered;
             return this;
         }
 

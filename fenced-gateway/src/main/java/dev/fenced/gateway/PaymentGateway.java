@@ -40,6 +40,9 @@ import java.util.concurrent.TimeUnit;
  *       {@code status} now ({@link GatewayConfig#settleAfter()}); 400 otherwise. A key is
  *       found only while it is retained ({@link GatewayConfig#keyRetention()}); a reference or a
  *       merchant always.
+ *   <li>Webhooks, with {@link GatewayConfig#webhookUrl()}: {@code POST} of each refund's events
+ *       ({@link WebhookEvent}, signed as {@link WebhookSignature} checks), retried on any answer
+ *       but 2xx, lost, duplicated or reordered as configured.
  *   <li>{@code GET /ledger}: 200 {@code {refunds}}, every refund created, in order: the ground truth.
  *   <li>{@code GET /health}: 200 {@code {status: "ok"}}.
  * </ul>
@@ -56,6 +59,7 @@ public final class PaymentGateway implements AutoCloseable {
     private final Ledger ledger;
     private final RefundStatuses statuses;
     private final RefundEndpoint refunds;
+    private final WebhookSender webhooks; // null without a webhook URL
     private final ExecutorService executor = Executors.newFixedThreadPool(128, daemon("gateway-http"));
     /** Brings the gateway back after an outage; shut down by close(). */
     private final ScheduledExecutorService restarts;
@@ -78,7 +82,8 @@ public final class PaymentGateway implements AutoCloseable {
         this.restarts = Objects.requireNonNull(restarts, "restarts");
         this.ledger = new Ledger(config.ledgerFile(), config.clock(), config.keyRetention());
         this.statuses = new RefundStatuses(config);
-        this.refunds = new RefundEndpoint(config, ledger);
+        this.webhooks = config.webhookUrl() == null ? null : new WebhookSender(config, statuses);
+        this.refunds = new RefundEndpoint(config, ledger, statuses, webhooks);
         try {
             this.server = listen(config.port());
         } catch (IOException e) {
@@ -163,6 +168,11 @@ public final class PaymentGateway implements AutoCloseable {
         return refunds.inFlight();
     }
 
+    /** What the webhook sender did so far; all zero without a webhook URL. */
+    public WebhookStats webhookStats() {
+        return webhooks == null ? WebhookStats.NONE : webhooks.stats();
+    }
+
     /** Every refund created so far, in order, each with its status now. */
     public List<GatewayRefund> ledger() {
         return ledger.all().stream().map(statuses::current).toList();
@@ -223,6 +233,9 @@ public final class PaymentGateway implements AutoCloseable {
             stopListening();
         }
         restarts.shutdownNow();
+        if (webhooks != null) {
+            webhooks.close();
+        }
         executor.shutdownNow();
         try {
             executor.awaitTermination(2, TimeUnit.SECONDS);

@@ -29,10 +29,14 @@ final class RefundEndpoint {
     private volatile boolean faultsEnabled = true;
     private final AtomicInteger inFlight = new AtomicInteger();
 
-    RefundEndpoint(GatewayConfig config, Ledger ledger) {
+    private final WebhookSender webhooks;
+
+    /** @param webhooks where created refunds' events go; null sends none */
+    RefundEndpoint(GatewayConfig config, Ledger ledger, RefundStatuses statuses, WebhookSender webhooks) {
         this.config = config;
         this.ledger = ledger;
-        this.statuses = new RefundStatuses(config);
+        this.statuses = statuses;
+        this.webhooks = webhooks;
         this.faults = new Random(config.seed());
     }
 
@@ -114,6 +118,9 @@ final class RefundEndpoint {
             return new GatewayHttp.Response(503, Map.of("error", "injected fault before creating the refund"));
         }
         Ledger.Result result = ledger.createOrReplay(request, config.idempotency());
+        if (webhooks != null && result.outcome() == Ledger.Outcome.CREATED) {
+            webhooks.created(result.refund());
+        }
         if (result.outcome() == Ledger.Outcome.CONFLICT) {
             Map<String, Object> conflict = error("idempotency_key_reused",
                     "idempotency key " + shorten(key) + " was used for a different refund");

@@ -26,9 +26,19 @@ final class RefundStatuses {
     }
 
     GatewayRefund current(GatewayRefund refund) {
-        if (clock.millis() - refund.createdAt() < settleAfterMillis) {
+        if (clock.millis() < settlesAt(refund)) {
             return refund.withStatus(GatewayRefund.PENDING, null);
         }
+        return settled(refund);
+    }
+
+    /** When the refund's status becomes final, on the gateway's clock. */
+    long settlesAt(GatewayRefund refund) {
+        return refund.createdAt() + settleAfterMillis;
+    }
+
+    /** The refund with the final status it has, or will have, from {@link #settlesAt}. */
+    GatewayRefund settled(GatewayRefund refund) {
         boolean fails = failLate > 0 && new SplittableRandom(seed * 31 + refund.id().hashCode()).nextDouble() < failLate;
         return fails ? refund.withStatus(GatewayRefund.FAILED, LATE_FAILURE_REASON) : refund.withStatus(GatewayRefund.SUCCEEDED, null);
     }
