@@ -19,6 +19,7 @@ public final class Drain implements AutoCloseable {
 
     private final Duration limit;
     private final CountDownLatch done = new CountDownLatch(1);
+    private final CountDownLatch signalled = new CountDownLatch(1);
     private final SignalHandler previousTerm;
     private final SignalHandler previousInt;
     private volatile boolean requested;
@@ -37,12 +38,18 @@ public final class Drain implements AutoCloseable {
         return requested;
     }
 
+    /** Waits for the signal (or {@link #request()}): how a command that serves until stopped waits. */
+    public void awaitRequest() throws InterruptedException {
+        signalled.await();
+    }
+
     /** Also what a signal does; callable directly to drain for another reason. */
     public void request() {
         if (requested) {
             return;
         }
         requested = true;
+        signalled.countDown();
         Thread deadline = new Thread(() -> {
             try {
                 if (!done.await(limit.toMillis(), TimeUnit.MILLISECONDS)) {

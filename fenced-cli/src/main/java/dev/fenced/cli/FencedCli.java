@@ -39,7 +39,7 @@ import picocli.CommandLine.ScopeType;
         description = "Redis leases made safe by fencing every protected write in the database.",
         subcommands = {SeedCommand.class, GatewayCommand.class, SettleCommand.class, WorkerCommand.class, EnqueueCommand.class,
                 RequeueCommand.class, StatusCommand.class, ReconcileCommand.class, DoctorCommand.class, TokensCommand.class,
-                MigrateCommand.class, TimelineCommand.class, PollCommand.class})
+                MigrateCommand.class, TimelineCommand.class, PollCommand.class, WebhooksCommand.class})
 public final class FencedCli implements Callable<Integer> {
     /** This build's version, as {@code fenced --version} prints it. */
     public static final String VERSION = "0.1.0";
@@ -196,7 +196,7 @@ public final class FencedCli implements Callable<Integer> {
         return commandLine.getParent() == null ? "fenced: " : "fenced " + commandLine.getCommandName() + ": ";
     }
 
-    private static String describe(Throwable e) {
+    static String describe(Throwable e) {
         String message = e.getMessage();
         if (message == null || message.isBlank()) {
             return e.getClass().getSimpleName() + " (set FENCED_DEBUG=1 for the stack trace)";

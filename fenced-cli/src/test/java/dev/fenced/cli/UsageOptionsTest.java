@@ -38,6 +38,7 @@ public class UsageOptionsTest {
             Map.entry("status", union(REDIS, DATABASE, GATEWAY, NATS)),
             Map.entry("reconcile", union(REDIS, DATABASE, GATEWAY)),
             Map.entry("poll", union(DATABASE, GATEWAY)),
+            Map.entry("webhooks", union(DATABASE, GATEWAY)),
             Map.entry("doctor", union(DATABASE, REDIS)),
             Map.entry("tokens", union(DATABASE, REDIS)),
             Map.entry("migrate", union(DATABASE, Set.of("--leases", "--redis-url", "--etcd-url"))),

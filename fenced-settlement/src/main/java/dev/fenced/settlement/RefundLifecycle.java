@@ -96,21 +96,48 @@ public final class RefundLifecycle {
             }
             if (refund == null || !row.matches(merchant, refund)) {
                 missing.add(row.id()); // not this row's refund: reconcile reports it, the poll writes nothing
-            } else if (GatewayRefund.SUCCEEDED.equals(refund.status())) {
-                if (moveForward(row.id(), row.gatewayRefundId(), "settled", null)) {
-                    settled.add(row.id());
-                }
             } else if (refund.finalStatus()) {
-                String reason = "the provider reports the refund " + refund.status()
-                        + (refund.failureReason() == null ? "" : ": " + refund.failureReason());
-                if (moveForward(row.id(), row.gatewayRefundId(), "returned", reason)) {
-                    returned.add(row.id());
+                FinalWord word = FinalWord.of(refund);
+                if (moveForward(row.id(), row.gatewayRefundId(), word)) {
+                    (word.settled() ? settled : returned).add(row.id());
                 }
             } else {
                 pending++;
             }
         }
         return new Report(merchant, rows.size(), settled, returned, pending, unanswered, missing);
+    }
+
+    /**
+     * {@link #poll} for every merchant with a {@code sent} row unchanged for at least
+     * {@code quietFor}: the backstop for news that never came (a webhook lost, or never sent).
+     * Returns one report per merchant polled, in merchant order.
+     *
+     * @throws GatewayException when the provider refuses the credentials
+     * @throws StoreUnavailableException when the database cannot be read or written
+     */
+    public List<Report> pollQuiet(Duration quietFor) {
+        if (quietFor == null || quietFor.isNegative()) {
+            throw new IllegalArgumentException("quiet-for must not be negative, got " + quietFor);
+        }
+        List<String> merchants = new ArrayList<>();
+        try (Connection connection = dataSource.getConnection();
+             PreparedStatement statement = connection.prepareStatement("SELECT DISTINCT merchant FROM refund WHERE state = 'sent'"
+                     + " AND gateway_reference IS NOT NULL AND " + RefundRow.ageMillis(connection, "updated_at") + " >= ? ORDER BY merchant")) {
+            statement.setLong(1, quietFor.toMillis());
+            try (ResultSet rs = statement.executeQuery()) {
+                while (rs.next()) {
+                    merchants.add(rs.getString(1));
+                }
+            }
+        } catch (SQLException e) {
+            throw new StoreUnavailableException("reading the merchants with sent refunds failed: " + e.getMessage(), e);
+        }
+        List<Report> reports = new ArrayList<>();
+        for (String merchant : merchants) {
+            reports.add(poll(merchant, quietFor));
+        }
+        return reports;
     }
 
     /** The merchant's sent rows unchanged for {@code quietFor}. */
@@ -135,13 +162,32 @@ public final class RefundLifecycle {
         return rows;
     }
 
+    /** The state a provider's final status puts a sent row in, and the reason kept with it. */
+    record FinalWord(String state, String reason) {
+        /** Null for a refund whose status is not final. */
+        static FinalWord of(GatewayRefund refund) {
+            if (GatewayRefund.SUCCEEDED.equals(refund.status())) {
+                return new FinalWord("settled", null);
+            }
+            if (!refund.finalStatus()) {
+                return null;
+            }
+            return new FinalWord("returned", RefundWrites.boundedReason("the provider reports the refund " + refund.status()
+                    + (refund.failureReason() == null ? "" : ": " + refund.failureReason())));
+        }
+
+        boolean settled() {
+            return state.equals("settled");
+        }
+    }
+
     /** Only from sent, and only for the refund the row was confirmed with: a row never goes back from a final state. */
-    private boolean moveForward(String id, String gatewayRefundId, String state, String reason) {
+    private boolean moveForward(String id, String gatewayRefundId, FinalWord word) {
         try (Connection connection = dataSource.getConnection();
              PreparedStatement update = connection.prepareStatement("UPDATE refund SET state = ?, failure_reason = ?"
                      + " WHERE id = ? AND state = 'sent' AND gateway_reference = ?")) {
-            update.setString(1, state);
-            update.setString(2, reason == null ? null : RefundWrites.boundedReason(reason));
+            update.setString(1, word.state());
+            update.setString(2, word.reason());
             update.setString(3, id);
             update.setString(4, gatewayRefundId);
             boolean autoCommit = connection.getAutoCommit();
