@@ -19,15 +19,19 @@ import javax.sql.DataSource;
  * merchant and state, each merchant's lease and counter in Redis, the stream's consumer.
  */
 final class StatusBoard {
+    /** 114 columns: fits a wide terminal with the merchant ids and holder labels the commands make. */
+    private static final String HEADER = "%-20s %-18s %7s %8s %7s %7s %7s %7s %8s %6s %9s%n";
+    private static final String LINE = "%-20s %-18s %7s %8s %7d %7d %7d %7d %8d %6d %9d%n";
 
     /**
      * One merchant's row. {@code holder} is the lease owner's label (before the '/'), or null when the lease is free;
      * {@code tokensProblem} what is wrong with its tokens as {@code --tokens} sees them ({@link TokensCommand#problem}), or null.
      */
-    @JsonPropertyOrder({"merchant", "holder", "leaseMillisLeft", "counter", "pending", "sending", "sent", "failed", "highestFence",
+    @JsonPropertyOrder({"merchant", "holder", "leaseMillisLeft", "counter", "pending", "sending", "sent", "settled", "returned", "failed",
+            "highestFence",
             "tokensProblem"})
-    record Row(String merchant, String holder, Long leaseMillisLeft, Long counter, long pending, long sending, long sent, long failed,
-               long highestFence, @JsonInclude(JsonInclude.Include.NON_NULL) String tokensProblem) {
+    record Row(String merchant, String holder, Long leaseMillisLeft, Long counter, long pending, long sending, long sent,
+               long settled, long returned, long failed, long highestFence, @JsonInclude(JsonInclude.Include.NON_NULL) String tokensProblem) {
     }
 
     /** A lease holder (a worker, by its label) and the merchants of the page it holds. */
@@ -68,12 +72,14 @@ final class StatusBoard {
             }
             if (lease == null) {
                 return new Row(summary.merchant(), null, null, null, summary.count("pending"), summary.count("sending"),
-                        summary.count("sent"), summary.count("failed"), summary.highestFence(), null);
+                        summary.count("sent"), summary.count("settled"), summary.count("returned"), summary.count("failed"),
+                        summary.highestFence(), null);
             }
             String holder = lease.holder() == null ? null : label(lease.holder());
             String tokensProblem = connections.tokensProblem(lease, summary.highestFence());
             return new Row(summary.merchant(), holder, lease.timeLeft().toMillis(), lease.counter(), summary.count("pending"),
-                    summary.count("sending"), summary.count("sent"), summary.count("failed"), summary.highestFence(), tokensProblem);
+                    summary.count("sending"), summary.count("sent"), summary.count("settled"), summary.count("returned"), summary.count("failed"),
+                    summary.highestFence(), tokensProblem);
         }).toList();
         Map<String, List<String>> held = new TreeMap<>();
         rows.stream().filter(row -> row.holder() != null)
@@ -89,15 +95,15 @@ final class StatusBoard {
     }
 
     static String text(Page page) {
-        StringBuilder out = new StringBuilder(String.format("%-20s %-22s %8s %9s %8s %8s %8s %7s %9s%n",
-                "MERCHANT", "LEASE HOLDER", "LEFT", "COUNTER", "PENDING", "SENDING", "SENT", "FAILED", "FENCE"));
+        StringBuilder out = new StringBuilder(String.format(HEADER,
+                "MERCHANT", "LEASE HOLDER", "LEFT", "COUNTER", "PENDING", "SENDING", "SENT", "SETTLED", "RETURNED", "FAILED", "FENCE"));
         for (Row row : page.rows()) {
             boolean known = row.leaseMillisLeft() != null;
-            out.append(String.format("%-20s %-22s %8s %9s %8d %8d %8d %7d %9d%n", row.merchant(),
+            out.append(String.format(LINE, row.merchant(),
                     !known ? "?" : row.holder() == null ? "-" : row.holder(),
                     !known ? "?" : row.holder() == null ? "-" : String.format("%.1fs", row.leaseMillisLeft() / 1000.0),
                     !known ? "?" : row.counter() == null ? "-" : row.counter().toString(),
-                    row.pending(), row.sending(), row.sent(), row.failed(), row.highestFence()));
+                    row.pending(), row.sending(), row.sent(), row.settled(), row.returned(), row.failed(), row.highestFence()));
         }
         if (page.rows().isEmpty()) {
             out.append(page.merchants() == 0 ? "no merchant has refunds\n" : "no merchants on this page\n");
@@ -111,6 +117,12 @@ final class StatusBoard {
         if (!failed.isEmpty()) {
             out.append("failed refunds on this page, not paid, need an operator (fenced reconcile --merchant M): ")
                     .append(String.join(", ", failed)).append('\n');
+        }
+        List<String> returned = page.rows().stream().filter(row -> row.returned() > 0)
+                .map(row -> row.merchant() + " (" + row.returned() + ")").toList();
+        if (!returned.isEmpty()) {
+            out.append("refunds returned by the provider on this page (the money did not move; a new attempt is an operator's call): ")
+                    .append(String.join(", ", returned)).append('\n');
         }
         page.rows().stream().filter(row -> row.tokensProblem() != null)
                 .forEach(row -> out.append(row.merchant()).append(": ").append(row.tokensProblem()).append('\n'));
