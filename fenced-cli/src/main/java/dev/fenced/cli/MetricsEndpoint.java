@@ -67,6 +67,10 @@ final class MetricsEndpoint implements AutoCloseable {
         return settlement;
     }
 
+    SettlementMeters settlementMeters() {
+        return settlement;
+    }
+
     @Override
     public void close() {
         server.stop(0);

@@ -8,6 +8,7 @@ import dev.fenced.gateway.WebhookEvent;
 import dev.fenced.gateway.WebhookSignature;
 import dev.fenced.settlement.RefundLifecycle;
 import dev.fenced.settlement.WebhookReceiver;
+import dev.fenced.settlement.metrics.SettlementMeters;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -70,6 +71,12 @@ final class WebhooksCommand implements Callable<Integer> {
             description = "with a gateway: how often to look for such refunds (default ${DEFAULT-VALUE})")
     Duration pollEvery;
 
+    @Option(names = "--metrics-port", description = "serve the receiver's meters for Prometheus at http://HOST:PORT/metrics (0: any free port)")
+    Integer metricsPort;
+
+    @Option(names = "--metrics-host", defaultValue = "127.0.0.1", description = "the address --metrics-port listens on (default ${DEFAULT-VALUE})")
+    String metricsHost;
+
     @Mixin
     DatabaseOptions databaseOptions;
 
@@ -118,16 +125,29 @@ final class WebhooksCommand implements Callable<Integer> {
         WebhookReceiver receiver = WebhookReceiver.of(db, signature);
         ExecutorService handlers = Executors.newFixedThreadPool(4);
         ScheduledExecutorService poller = Executors.newSingleThreadScheduledExecutor();
-        try (Drain drain = Drain.onSignal(DRAIN)) {
+        MetricsEndpoint metrics;
+        try {
+            metrics = metricsPort == null ? null : MetricsEndpoint.serve(metricsHost, metricsPort);
+        } catch (RuntimeException e) {
+            server.stop(0);
+            db.close();
+            throw e;
+        }
+        SettlementMeters meters = metrics == null ? null : metrics.settlementMeters();
+        try (Drain drain = Drain.onSignal(DRAIN); metrics) {
             boolean stopped = false;
             try {
                 server.setExecutor(handlers);
-                server.createContext("/webhooks", exchange -> handle(exchange, receiver));
+                server.createContext("/webhooks", exchange -> handle(exchange, receiver, meters));
                 if (polling) {
                     RefundLifecycle lifecycle = RefundLifecycle.of(db, gateway);
-                    poller.scheduleWithFixedDelay(() -> poll(lifecycle), pollEvery.toMillis(), pollEvery.toMillis(), TimeUnit.MILLISECONDS);
+                    poller.scheduleWithFixedDelay(() -> poll(lifecycle, meters), pollEvery.toMillis(), pollEvery.toMillis(),
+                            TimeUnit.MILLISECONDS);
                 }
                 server.start();
+                if (metrics != null) {
+                    System.err.println("webhooks: metrics at http://" + metricsHost + ":" + metrics.port() + "/metrics");
+                }
                 System.out.println("webhooks listening on http://" + bind + ":" + server.getAddress().getPort() + "/webhooks ("
                         + seconds(tolerance) + " tolerance, " + given.size() + (given.size() == 1 ? " secret" : " secrets")
                         + (polling ? "; polling the gateway for sent refunds without news for " + seconds(pollAfter) + ", every "
@@ -162,9 +182,15 @@ final class WebhooksCommand implements Callable<Integer> {
     }
 
     /** One sweep: a line for each merchant where something moved or went unanswered; a failure is a line, and the next sweep tries again. */
-    private void poll(RefundLifecycle lifecycle) {
+    private void poll(RefundLifecycle lifecycle, SettlementMeters meters) {
         try {
             for (RefundLifecycle.Report report : lifecycle.pollQuiet(pollAfter)) {
+                if (meters != null) {
+                    meters.providerNews("poll", "settled", report.settled().size());
+                    meters.providerNews("poll", "returned", report.returned().size());
+                    meters.providerNews("poll", "unanswered", report.unanswered());
+                    meters.providerNews("poll", "missing", report.missing().size());
+                }
                 if (report.settled().isEmpty() && report.returned().isEmpty() && report.unanswered() == 0 && report.missing().isEmpty()) {
                     continue;
                 }
@@ -178,7 +204,7 @@ final class WebhooksCommand implements Callable<Integer> {
         }
     }
 
-    private static void handle(HttpExchange exchange, WebhookReceiver receiver) throws IOException {
+    private static void handle(HttpExchange exchange, WebhookReceiver receiver, SettlementMeters meters) throws IOException {
         try (exchange) {
             if (!exchange.getRequestURI().getPath().equals("/webhooks")) {
                 answer(exchange, 404, "no such path: POST events to /webhooks");
@@ -195,6 +221,9 @@ final class WebhooksCommand implements Callable<Integer> {
                 return;
             }
             WebhookReceiver.Receipt receipt = receiver.receive(exchange.getRequestHeaders().getFirst(WebhookSignature.HEADER), body);
+            if (meters != null) {
+                meters.providerNews("webhook", receipt.outcome().name().toLowerCase(Locale.ROOT), 1);
+            }
             String line = "webhooks: " + (receipt.eventId() == null ? "" : receipt.eventId() + " ") + receipt.outcome().name()
                     .toLowerCase(Locale.ROOT).replace('_', '-') + ": " + receipt.message();
             (receipt.status() >= 400 ? System.err : System.out).println(line);

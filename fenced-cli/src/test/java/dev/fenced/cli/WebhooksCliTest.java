@@ -50,7 +50,8 @@ class WebhooksCliTest {
                 "--db-url", DB);
         assertThat(seeded.exit()).as(seeded.stderr()).isZero();
         ProcessBuilder builder = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp",
-                System.getProperty("java.class.path"), FencedCli.class.getName(), "webhooks", "--port", "0", "--db-url", DB);
+                System.getProperty("java.class.path"), FencedCli.class.getName(), "webhooks", "--port", "0", "--db-url", DB,
+                "--metrics-port", "0");
         builder.environment().put("FENCED_WEBHOOK_SECRETS", "whsec_retired_1," + SECRET);
         Process receiver = builder.redirectError(ProcessBuilder.Redirect.PIPE).start();
         List<String> output = new CopyOnWriteArrayList<>();
@@ -85,6 +86,13 @@ class WebhooksCliTest {
             assertThat(forged.statusCode()).isEqualTo(400);
             assertThat(forged.body()).contains("no v1 signature matches");
             assertThat(states(merchant).get(row)).as("nothing written for a forged event").isEqualTo("sent");
+            String metrics = output.stream().filter(line -> line.startsWith("webhooks: metrics at ")).findFirst().orElseThrow()
+                    .substring("webhooks: metrics at ".length());
+            String scrape = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(metrics)).timeout(Duration.ofSeconds(10)).build(),
+                    HttpResponse.BodyHandlers.ofString()).body();
+            assertThat(scrape).contains("settlement_provider_news_total{outcome=\"rejected\",source=\"webhook\"} 1.0")
+                    .containsPattern("settlement_provider_news_total\\{outcome=\"settled\",source=\"webhook\"} [1-9]")
+                    .containsPattern("settlement_provider_news_total\\{outcome=\"returned\",source=\"webhook\"} [1-9]");
 
             new ProcessBuilder("kill", "-TERM", Long.toString(receiver.pid())).start().waitFor();
             assertThat(receiver.waitFor(30, TimeUnit.SECONDS)).as("stopped").isTrue();

@@ -19,6 +19,9 @@ import java.util.Objects;
  *   <tr><td>{@value #GATEWAY_CALLS}</td><td>counter</td><td>outcome: succeeded, absent, rejected, unknown, unavailable</td><td>gateway refunds and lookups</td></tr>
  *   <tr><td>{@value #SETTLED}</td><td>counter</td><td>state: sent, failed</td><td>refunds a worker finished</td></tr>
  *   <tr><td>{@value #VIOLATIONS}</td><td>counter</td><td></td><td>runs a refused write stopped</td></tr>
+ *   <tr><td>{@value #PROVIDER_NEWS}</td><td>counter</td><td>source: webhook, poll; outcome: settled, returned, and for
+ *       webhooks duplicate, no_change, not_yet_sent, unknown_refund, mismatch, ignored, rejected, store_unavailable; for polls
+ *       unanswered, missing</td><td>the provider's news on refunds it accepted ({@link #providerNews})</td></tr>
  * </table>
  *
  * Thread-safe. It counts what the worker reports; it does not time the runs or tag by merchant.
@@ -27,6 +30,7 @@ public final class SettlementMeters implements SettlementListener {
     public static final String GATEWAY_CALLS = "settlement.gateway.calls";
     public static final String SETTLED = "settlement.refunds.settled";
     public static final String VIOLATIONS = "settlement.fence.violations";
+    public static final String PROVIDER_NEWS = "settlement.provider.news";
 
     private final MeterRegistry registry;
     private final Counter sent;
@@ -57,6 +61,17 @@ public final class SettlementMeters implements SettlementListener {
             failed.increment();
         } else if (event.type() == SettlementEvent.Type.VIOLATION) {
             violations.increment();
+        }
+    }
+
+    /**
+     * Counts {@code count} refunds (or deliveries) of the provider's news: what a webhook delivery
+     * did ({@code WebhookReceiver.Outcome}, lower case) or what a poll found.
+     */
+    public void providerNews(String source, String outcome, int count) {
+        if (count > 0) {
+            Counter.builder(PROVIDER_NEWS).description("The provider's news on refunds it accepted, by source and outcome")
+                    .tag("source", source).tag("outcome", outcome).register(registry).increment(count);
         }
     }
 

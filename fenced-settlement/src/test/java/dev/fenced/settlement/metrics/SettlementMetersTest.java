@@ -6,7 +6,10 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fenced.gateway.GatewayClient;
 import dev.fenced.gateway.GatewayConfig;
+import dev.fenced.gateway.GatewayRefund;
 import dev.fenced.gateway.PaymentGateway;
+import dev.fenced.gateway.WebhookEvent;
+import dev.fenced.gateway.WebhookSignature;
 import dev.fenced.jdbc.JdbcFenceFloor;
 import dev.fenced.redis.RedisLeaseStore;
 import dev.fenced.redis.TokenPolicy;
@@ -14,6 +17,7 @@ import dev.fenced.settlement.Merchants;
 import dev.fenced.settlement.RefundSchema;
 import dev.fenced.settlement.RefundSeeder;
 import dev.fenced.settlement.SettlementWorker;
+import dev.fenced.settlement.WebhookReceiver;
 import dev.fenced.testing.servers.TestDatabases;
 import dev.fenced.testing.servers.TestRedis;
 import io.micrometer.core.instrument.Meter;
@@ -24,6 +28,8 @@ import java.math.BigDecimal;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -68,10 +74,17 @@ class SettlementMetersTest {
                 .tokens(TokenPolicy.redisCounter(JdbcFenceFloor.of(db, RefundSchema.table(), Merchants::merchantOf))).build();
              PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().refuseAbove(new BigDecimal("1000.00")).build())) {
             // Gateway answers by outcome and refunds by final state (one refused above 1000.00).
+            SettlementMeters meters = SettlementMeters.in(registry);
             SettlementWorker worker = SettlementWorker.builder().leaseStore(leases).dataSource(db)
                     .gateway(GatewayClient.of(gateway.url(), Duration.ofSeconds(2))).ttl(Duration.ofSeconds(10))
-                    .listener(SettlementMeters.in(registry)).build();
+                    .listener(meters).build();
             assertThat(worker.settle(merchant).sent()).isEqualTo(6);
+            // The provider's news on one of them, by a signed webhook, counted as fenced webhooks counts it.
+            GatewayRefund paid = gateway.ledger().stream().filter(r -> r.merchant().equals(merchant)).findFirst().orElseThrow();
+            byte[] body = new WebhookEvent("evt_" + merchant, WebhookEvent.REFUND_UPDATED, 0, paid).toJson();
+            WebhookReceiver.Receipt receipt = WebhookReceiver.of(db, WebhookSignature.of(List.of("whsec_meters")))
+                    .receive(WebhookSignature.header(System.currentTimeMillis() / 1000, body, List.of("whsec_meters")), body);
+            meters.providerNews("webhook", receipt.outcome().name().toLowerCase(Locale.ROOT), 1);
             String big = merchant + "b";
             RefundSeeder.seed(db, big, big + "_r", 1, new BigDecimal("2500.00"), "EUR");
             assertThat(worker.settle(big).failed()).isEqualTo(1);
@@ -81,6 +94,7 @@ class SettlementMetersTest {
         assertThat(count(registry, SettlementMeters.GATEWAY_CALLS, "outcome", "rejected")).isEqualTo(1);
         assertThat(count(registry, SettlementMeters.SETTLED, "state", "sent")).isEqualTo(6);
         assertThat(count(registry, SettlementMeters.SETTLED, "state", "failed")).isEqualTo(1);
+        assertThat(count(registry, SettlementMeters.PROVIDER_NEWS, "outcome", "settled")).isEqualTo(1);
 
         assertThat(readmeTable("#### Settlement meters")).as("the README's settlement meters table: name -> tag keys")
                 .isEqualTo(tagKeysByName(registry));
