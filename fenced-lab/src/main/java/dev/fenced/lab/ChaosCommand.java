@@ -62,7 +62,9 @@ final class ChaosCommand implements Callable<Integer> {
             + " cluster-failover (the lagging failover of a Redis Cluster's primary: the run's Redis is then a Cluster; not with the"
             + " four before it), db-kill, gateway, gateway-outage, gateway-restart, key-reuse, nats-restart, stalled-claim (a worker"
             + " frozen inside its claim transaction, its rows locked), etcd-leader-kill (SIGKILL of the etcd leader, back after 2 s;"
-            + " with --leases etcd) (default: all that fit --leases but cluster-failover)")
+            + " with --leases etcd), provider-news (refunds settle a second after acceptance, a tenth fail late; the gateway's"
+            + " signed webhooks, a fifth each lost, duplicated and reordered, go to a receiver on the run's database, and a poll"
+            + " after the drain finds the rest) (default: all that fit --leases but cluster-failover)")
     List<String> faults;
 
     @Option(names = "--no-fence", description = "the negative control: the same run with fencing off must report violations")

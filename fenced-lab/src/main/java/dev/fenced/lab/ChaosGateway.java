@@ -3,6 +3,8 @@ package dev.fenced.lab;
 import dev.fenced.gateway.GatewayConfig;
 import dev.fenced.gateway.GatewayRefund;
 import dev.fenced.gateway.PaymentGateway;
+import dev.fenced.gateway.WebhookStats;
+import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -15,24 +17,39 @@ import java.util.List;
 final class ChaosGateway implements AutoCloseable {
     private final GatewayConfig config;
     private volatile PaymentGateway current;
+    private volatile WebhookStats beforeRestarts = new WebhookStats(0, 0, 0, 0, 0, 0, 0);
 
     private ChaosGateway(GatewayConfig config, PaymentGateway first) {
         this.config = config;
         this.current = first;
     }
 
-    static ChaosGateway start(ChaosSettings settings, Path ledger) {
-        PaymentGateway first = PaymentGateway.start(config(settings, 0, ledger));
-        return new ChaosGateway(config(settings, first.port(), ledger), first);
+    /** @param news where the gateway's webhooks go with {@link Fault#PROVIDER_NEWS}; null without it */
+    static ChaosGateway start(ChaosSettings settings, Path ledger, URI news) {
+        PaymentGateway first = PaymentGateway.start(config(settings, 0, ledger, news));
+        return new ChaosGateway(config(settings, first.port(), ledger, news), first);
     }
 
-    private static GatewayConfig config(ChaosSettings settings, int port, Path ledger) {
+    private static GatewayConfig config(ChaosSettings settings, int port, Path ledger, URI news) {
         GatewayConfig.Builder config = GatewayConfig.builder().port(port).ledgerFile(ledger).latency(settings.gatewayLatency())
                 .seed(settings.seed());
         if (settings.faults().contains(Fault.GATEWAY)) {
             config.failBefore(0.04).failAfter(0.04).slow(0.01, Duration.ofSeconds(7)); // the client gives up after 5 s
         }
+        if (news != null) {
+            config.lifecycle(ChaosNews.SETTLE_AFTER, ChaosNews.FAIL_LATE).webhooks(news, ChaosNews.SECRET)
+                    .webhookFaults(ChaosNews.DELIVERY_FAULTS, ChaosNews.DELIVERY_FAULTS, ChaosNews.DELIVERY_FAULTS);
+        }
         return config.build();
+    }
+
+    /** What the webhook sender did, over every restart: a restart loses the events still waiting, as a lost delivery would. */
+    WebhookStats webhookStats() {
+        WebhookStats now = current.webhookStats();
+        WebhookStats before = beforeRestarts;
+        return new WebhookStats(before.delivered() + now.delivered(), before.lost() + now.lost(), before.duplicated() + now.duplicated(),
+                before.reordered() + now.reordered(), before.refusedDeliveries() + now.refusedDeliveries(), before.givenUp() + now.givenUp(),
+                now.waiting());
     }
 
     String url() {
@@ -49,7 +66,10 @@ final class ChaosGateway implements AutoCloseable {
 
     /** In-flight answers are lost; the ledger on disk is what it comes back with. */
     void restart() {
+        WebhookStats stats = webhookStats();
         current.close();
+        beforeRestarts = new WebhookStats(stats.delivered(), stats.lost(), stats.duplicated(), stats.reordered(), stats.refusedDeliveries(),
+                stats.givenUp(), 0);
         current = PaymentGateway.start(config);
     }
 

@@ -7,8 +7,10 @@ import dev.fenced.cli.EventLine;
 import dev.fenced.embedded.EmbeddedPostgresServer;
 import dev.fenced.fleet.JobEvent;
 import dev.fenced.gateway.GatewayRefund;
+import dev.fenced.gateway.WebhookStats;
 import dev.fenced.settlement.JournalSchema;
 import dev.fenced.settlement.RefundSeeder;
+import dev.fenced.settlement.WebhookReceiver;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
@@ -38,6 +40,8 @@ import javax.sql.DataSource;
 final class ChaosHarness {
     private static final Duration DRAIN_LIMIT = Duration.ofMinutes(3);
     private static final Duration FIRST_JOB_LIMIT = Duration.ofMinutes(1);
+    /** The longest wait after the drain for the provider's news: its sender retries a refused delivery for about 16 s. */
+    private static final Duration NEWS_LIMIT = Duration.ofSeconds(40);
     /** Polls of the streams, a second apart, that must find them idle before a run with unsettled merchants gives up waiting. */
     private static final int IDLE_POLLS_BEFORE_GIVING_UP = 3;
 
@@ -80,9 +84,10 @@ final class ChaosHarness {
         try (ChaosBroker broker = ChaosBroker.start(settings);
              ChaosLeaseStore leases = ChaosLeaseStore.start(settings);
              EmbeddedPostgresServer postgres = EmbeddedPostgresServer.start(); HikariDataSource db = Connections.database(postgres.jdbcUrl(), 3);
-             ChaosGateway gateway = ChaosGateway.start(settings, ledger)) {
+             ChaosNews news = settings.faults().contains(Fault.PROVIDER_NEWS) ? ChaosNews.start(db) : null;
+             ChaosGateway gateway = ChaosGateway.start(settings, ledger, news == null ? null : news.url())) {
             say("jobs on JetStream, on " + broker.describe() + "; " + leases.describe());
-            return run(broker, leases, postgres, db, gateway);
+            return run(broker, leases, postgres, db, gateway, news);
         } finally {
             Files.deleteIfExists(ledger);
             Files.deleteIfExists(ledger.getParent());
@@ -90,7 +95,7 @@ final class ChaosHarness {
     }
 
     private ChaosReport run(ChaosBroker broker, ChaosLeaseStore leases, EmbeddedPostgresServer postgres, HikariDataSource db,
-                            ChaosGateway gateway) throws SQLException {
+                            ChaosGateway gateway, ChaosNews news) throws SQLException {
         List<String> merchants = seed(db);
         String stream = JobQueue.uniqueName();
         String journalUrl = journalDatabase(postgres);
@@ -116,6 +121,9 @@ final class ChaosHarness {
                 if (second != null) {
                     faults.standing(Fault.KEY_REUSE);
                 }
+                if (news != null) {
+                    faults.standing(Fault.PROVIDER_NEWS);
+                }
                 long faultsEnd = System.currentTimeMillis() + settings.duration().toMillis();
                 while (System.currentTimeMillis() < faultsEnd) {
                     tend(workers, second);
@@ -131,8 +139,9 @@ final class ChaosHarness {
                 if (second != null) {
                     second.stopWorker();
                 }
+                String newsFound = news == null ? null : awaitNews(db, second, gateway, news);
                 ChaosReport report = report(db, journal, merchants, gateway, second, queue, faults, workers,
-                        (System.currentTimeMillis() - start) / 1000.0);
+                        (System.currentTimeMillis() - start) / 1000.0, newsFound);
                 writeHistory();
                 return report;
             } finally {
@@ -194,6 +203,29 @@ final class ChaosHarness {
         say("drain gave up after " + DRAIN_LIMIT.toSeconds() + " s with jobs still queued or in progress");
     }
 
+    /**
+     * Waits (at most {@link #NEWS_LIMIT}) until every refund's final word is due and the gateway has
+     * delivered or given up every event, then polls each deployment's sent rows, as
+     * {@code fenced webhooks --gateway-url} would: what the lost deliveries did not say. Returns what
+     * the report prints for the fault.
+     */
+    private String awaitNews(HikariDataSource db, SecondDeployment second, ChaosGateway gateway, ChaosNews news) {
+        long deadline = System.currentTimeMillis() + NEWS_LIMIT.toMillis();
+        long due = System.currentTimeMillis() + ChaosNews.SETTLE_AFTER.toMillis();
+        while (System.currentTimeMillis() < deadline && (System.currentTimeMillis() < due || gateway.webhookStats().waiting() > 0)) {
+            WorkerProcess.sleep(50); // the gateway's own clock and sender: nothing here to move them faster
+        }
+        int polled = ChaosNews.pollAll(db, gateway.url()) + (second == null ? 0 : ChaosNews.pollAll(second.db(), gateway.url()));
+        WebhookStats stats = gateway.webhookStats();
+        Map<WebhookReceiver.Outcome, Integer> outcomes = news.outcomes();
+        String text = String.format("webhooks: %d delivered (%d lost, %d duplicated, %d reordered); %d rows by webhook, %d by the poll",
+                stats.delivered(), stats.lost(), stats.duplicated(), stats.reordered(),
+                outcomes.getOrDefault(WebhookReceiver.Outcome.SETTLED, 0) + outcomes.getOrDefault(WebhookReceiver.Outcome.RETURNED, 0),
+                polled);
+        say(text);
+        return text;
+    }
+
     private static boolean settled(HikariDataSource db, SecondDeployment second) throws SQLException {
         return JobQueue.unsettledByMerchant(db).isEmpty() && (second == null || second.settled());
     }
@@ -207,7 +239,8 @@ final class ChaosHarness {
     }
 
     private ChaosReport report(HikariDataSource db, DataSource journal, List<String> merchants, ChaosGateway gateway, SecondDeployment second,
-                               JobQueue queue, FaultInjector faults, ChaosWorkers workers, double seconds) throws SQLException {
+                               JobQueue queue, FaultInjector faults, ChaosWorkers workers, double seconds, String newsFound)
+            throws SQLException {
         Map<Fault, Integer> injected = faults.injected();
         List<ExactlyOnceChecker.Deployment> deployments = new ArrayList<>(List.of(new ExactlyOnceChecker.Deployment(db, merchants, journal)));
         ChaosReport.Jobs jobs = queue.tally(merchants, history);
@@ -216,11 +249,11 @@ final class ChaosHarness {
             jobs = jobs.plus(second.queue().tally(second.merchants(), history));
         }
         List<GatewayRefund> ledger = gateway.ledger();
-        ExactlyOnceChecker.Findings findings = new ExactlyOnceChecker(settings.fencing())
+        ExactlyOnceChecker.Findings findings = new ExactlyOnceChecker(settings.fencing(), newsFound != null)
                 .check(deployments, gateway.url(), ledger, history, jobs);
         return new ChaosReport(settings.seed(), settings.fencing(), settings.tokenSource(), merchants.size(),
                 findings.refunds(), settings.workers(), settings.concurrency(), settings.gatewayLatency().toMillis(), workers.started(),
-                ledger.size(), settled(db, second), jobs, ChaosReport.faults(settings, injected), ChaosReport.operations(history),
+                ledger.size(), settled(db, second), jobs, ChaosReport.faults(settings, injected, newsFound), ChaosReport.operations(history),
                 findings.checks(), findings.violations(), findings.verdict(), seconds);
     }
 

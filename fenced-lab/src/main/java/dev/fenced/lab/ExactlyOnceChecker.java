@@ -34,9 +34,12 @@ final class ExactlyOnceChecker {
     }
 
     private final boolean fencing;
+    private final boolean providerNews;
 
-    ExactlyOnceChecker(boolean fencing) {
+    /** @param providerNews whether the provider reported each refund's final word: every confirmed row must then carry it */
+    ExactlyOnceChecker(boolean fencing, boolean providerNews) {
         this.fencing = fencing;
+        this.providerNews = providerNews;
     }
 
     Findings check(List<Deployment> deployments, String gatewayUrl, List<GatewayRefund> ledger, List<EventLine> history, ChaosReport.Jobs jobs)
@@ -55,6 +58,9 @@ final class ExactlyOnceChecker {
         }
         Map<String, GatewayCrossCheck.Row> rows = rowList.stream().collect(Collectors.toMap(GatewayCrossCheck.Row::refundKey, r -> r));
         Map<String, Long> moneyChecks = GatewayCrossCheck.check(rowList, ledger);
+        if (providerNews) {
+            moneyChecks.putAll(GatewayCrossCheck.finalWord(rowList, ledger));
+        }
 
         Map<String, List<EventLine.Event>> confirms = events(history, Type.CONFIRMED).stream()
                 .collect(Collectors.groupingBy(e -> e.merchant() + "/" + e.refund()));

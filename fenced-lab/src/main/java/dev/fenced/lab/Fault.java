@@ -17,7 +17,7 @@ import java.util.Set;
  */
 enum Fault {
     PAUSE, KILL, REDIS_RESTART, FLUSHALL, FAILOVER, LAGGING_FAILOVER, CLUSTER_FAILOVER, DB_KILL, GATEWAY, GATEWAY_OUTAGE,
-    GATEWAY_RESTART, KEY_REUSE, NATS_RESTART, STALLED_CLAIM, ETCD_LEADER_KILL;
+    GATEWAY_RESTART, KEY_REUSE, NATS_RESTART, STALLED_CLAIM, ETCD_LEADER_KILL, PROVIDER_NEWS;
 
     /** Faults of a Redis behind a Sentinel; {@link #CLUSTER_FAILOVER} needs a Redis Cluster, so not in the same run. */
     static final Set<Fault> SENTINEL_ONLY = EnumSet.of(REDIS_RESTART, FLUSHALL, FAILOVER, LAGGING_FAILOVER);
@@ -63,7 +63,7 @@ enum Fault {
 
     /** Faults that strike all along rather than at drawn moments. */
     boolean standing() {
-        return this == GATEWAY || this == KEY_REUSE;
+        return this == GATEWAY || this == KEY_REUSE || this == PROVIDER_NEWS;
     }
 
     static Set<Fault> parse(List<String> names) {
@@ -83,7 +83,7 @@ enum Fault {
             } catch (IllegalArgumentException e) {
                 throw new UsageException("unknown fault '" + name + "'; use pause, kill, redis-restart, flushall, failover, lagging-failover,"
                         + " cluster-failover, db-kill, gateway, gateway-outage, gateway-restart, key-reuse, nats-restart, stalled-claim,"
-                        + " etcd-leader-kill");
+                        + " etcd-leader-kill, provider-news");
             }
         }
     }

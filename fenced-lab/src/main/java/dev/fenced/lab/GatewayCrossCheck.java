@@ -30,7 +30,14 @@ final class GatewayCrossCheck {
         String refundKey() {
             return merchant + "/" + id;
         }
+
+        /** Confirmed sent: the provider took it, and may have given its final word since. */
+        boolean confirmed() {
+            return CONFIRMED.contains(state);
+        }
     }
+
+    private static final java.util.Set<String> CONFIRMED = java.util.Set.of("sent", "settled", "returned");
 
     private GatewayCrossCheck() {
     }
@@ -55,7 +62,7 @@ final class GatewayCrossCheck {
                 .values().stream().mapToLong(n -> n - 1).sum();
         long strays = ledger.stream().filter(r -> !matches(byKey.get(r.idempotencyKey()), r)).count();
         long missing = rows.stream().filter(row -> !refundsByKey.containsKey(row.key())).count();
-        long sentWrong = rows.stream().filter(row -> row.state().equals("sent")).filter(row -> {
+        long sentWrong = rows.stream().filter(Row::confirmed).filter(row -> {
             List<GatewayRefund> paid = refundsByKey.getOrDefault(row.key(), List.of());
             return paid.isEmpty() || !matches(row, paid.get(0)) || !paid.get(0).id().equals(row.gatewayReference());
         }).count();
@@ -65,14 +72,37 @@ final class GatewayCrossCheck {
         checks.put("refunds never created at the gateway", missing);
         checks.put("sent rows whose gateway refund differs (key, merchant, amount, currency, id)", sentWrong);
         checks.put("refunds marked failed that no injected refusal explains", rows.stream().filter(r -> r.state().equals("failed")).count());
-        checks.put("refunds not sent after the drain", rows.stream().filter(r -> !r.state().equals("sent")).count());
+        checks.put("refunds not sent after the drain", rows.stream().filter(r -> !r.confirmed()).count());
+        return checks;
+    }
+
+    /**
+     * With the provider's news on: every confirmed row ends with the provider's final word on its
+     * refund, settled for succeeded and returned for failed or canceled, by webhook or by poll; none
+     * left sent, none moved to the wrong one (a row moved back, or forward on news that was not its
+     * refund's, would show here).
+     */
+    static Map<String, Long> finalWord(List<Row> rows, List<GatewayRefund> ledger) {
+        Map<String, GatewayRefund> byId = ledger.stream().collect(Collectors.toMap(GatewayRefund::id, Function.identity(), (a, b) -> a));
+        long withoutWord = rows.stream().filter(r -> r.state().equals("sent")).count();
+        long wrongWord = rows.stream().filter(r -> r.state().equals("settled") || r.state().equals("returned")).filter(r -> {
+            GatewayRefund refund = byId.get(r.gatewayReference());
+            String expected = refund == null ? null : GatewayRefund.SUCCEEDED.equals(refund.status()) ? "settled"
+                    : refund.finalStatus() ? "returned" : null;
+            return !r.state().equals(expected);
+        }).count();
+        Map<String, Long> checks = new LinkedHashMap<>();
+        checks.put("sent rows without the provider's final word after webhooks and the poll", withoutWord);
+        checks.put("rows settled or returned against the provider's word", wrongWord);
         return checks;
     }
 
     /** The discrepancies {@code fenced reconcile} reports for the merchants, summed. */
     static long reconcile(DataSource db, String gatewayUrl, Collection<String> merchants) {
         Reconciliation reconciliation = Reconciliation.of(db, GatewayClient.of(gatewayUrl, Duration.ofSeconds(10)));
-        return merchants.stream().mapToLong(merchant -> reconciliation.check(merchant).discrepancies().size()).sum();
+        // A returned refund is the provider's word, reported for an operator; finalWord() checks it against the ledger.
+        return merchants.stream().mapToLong(merchant -> reconciliation.check(merchant).discrepancies().stream()
+                .filter(d -> d.kind() != Reconciliation.Kind.RETURNED).count()).sum();
     }
 
     private static boolean matches(Row row, GatewayRefund refund) {

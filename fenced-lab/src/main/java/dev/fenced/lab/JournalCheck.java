@@ -31,12 +31,12 @@ final class JournalCheck {
         for (String merchant : merchants) {
             List<JournalLine> mine = lines.lines(merchant);
             Map<String, Long> perRefund = mine.stream().collect(Collectors.groupingBy(JournalLine::refundId, Collectors.counting()));
-            notOnce += rows.stream().filter(r -> r.merchant().equals(merchant) && r.state().equals("sent"))
+            notOnce += rows.stream().filter(r -> r.merchant().equals(merchant) && r.confirmed())
                     .filter(r -> perRefund.getOrDefault(r.id(), 0L) != 1).count();
             long newest = Long.MIN_VALUE;
             for (JournalLine line : mine) {
                 GatewayCrossCheck.Row row = byKey.get(merchant + "/" + line.refundId());
-                if (row == null || !row.state().equals("sent")) {
+                if (row == null || !row.confirmed()) {
                     notSent++;
                 } else if (line.token() != row.fence() || !line.gatewayReference().equals(row.gatewayReference())) {
                     notTheRows++;

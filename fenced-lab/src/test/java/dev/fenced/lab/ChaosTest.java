@@ -77,6 +77,10 @@ class ChaosTest {
         assertThat(report.gatewayRefunds()).as("one refund per row, in both deployments").isEqualTo(report.refunds());
         assertThat(report.refunds()).as("720 rows and the second deployment's 360").isEqualTo(1080);
         assertThat(report.faults().get("pause").count() + report.faults().get("kill").count()).as("faults struck").isPositive();
+        // The provider's news: deliveries were lost (the poll found rows the webhooks left sent) and every row carries its final word.
+        assertThat(report.faults().get("provider-news").rates()).as(report.table()).containsPattern("[1-9]\\d* lost")
+                .containsPattern("[1-9]\\d* rows by webhook").containsPattern("[1-9]\\d* by the poll");
+        assertThat(report.checks()).containsKey("rows settled or returned against the provider's word");
         assertThat(report.jobs().redelivered()).as("JetStream redelivered the jobs of paused and killed workers%n%s", report.table()).isPositive();
         assertNoJobLost(report, 9);
 
