@@ -86,6 +86,21 @@ public final class MinorUnits {
         return amount.setScale(digits(currency)); // exact: the check above leaves nothing to round
     }
 
+    /**
+     * {@code amount} in minor units, as card networks and Stripe count it: 7025 for 70.25 EUR, 150
+     * for 150 JPY.
+     *
+     * @throws IllegalArgumentException with {@link #problem}'s reason when the amount does not fit
+     */
+    public static long toMinor(BigDecimal amount, String currency) {
+        return exact(amount, currency).movePointRight(digits(currency)).longValueExact();
+    }
+
+    /** {@code minor} units of {@code currency} as an amount with the currency's decimals: 7025 EUR is 70.25. */
+    public static BigDecimal fromMinor(long minor, String currency) {
+        return BigDecimal.valueOf(minor, digits(currency));
+    }
+
     /** The amount as written, unless writing it out would take thousands of digits. */
     private static String show(BigDecimal amount) {
         int integerDigits = amount.precision() - amount.scale();

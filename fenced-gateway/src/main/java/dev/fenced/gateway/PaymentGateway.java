@@ -43,6 +43,8 @@ import java.util.concurrent.TimeUnit;
  *   <li>Webhooks, with {@link GatewayConfig#webhookUrl()}: {@code POST} of each refund's events
  *       ({@link WebhookEvent}, signed as {@link WebhookSignature} checks), retried on any answer
  *       but 2xx, lost, duplicated or reordered as configured.
+ *   <li>{@code /v1/charges} and {@code /v1/refunds}: a Stripe-shaped surface for Stripe's own client
+ *       library ({@link StripeEndpoint} says what it models and what it does not).
  *   <li>{@code GET /ledger}: 200 {@code {refunds}}, every refund created, in order: the ground truth.
  *   <li>{@code GET /health}: 200 {@code {status: "ok"}}.
  * </ul>
@@ -59,6 +61,7 @@ public final class PaymentGateway implements AutoCloseable {
     private final Ledger ledger;
     private final RefundStatuses statuses;
     private final RefundEndpoint refunds;
+    private final StripeEndpoint stripe;
     private final WebhookSender webhooks; // null without a webhook URL
     private final ExecutorService executor = Executors.newFixedThreadPool(128, daemon("gateway-http"));
     /** Brings the gateway back after an outage; shut down by close(). */
@@ -84,6 +87,7 @@ public final class PaymentGateway implements AutoCloseable {
         this.statuses = new RefundStatuses(config);
         this.webhooks = config.webhookUrl() == null ? null : new WebhookSender(config, statuses);
         this.refunds = new RefundEndpoint(config, ledger, statuses, webhooks);
+        this.stripe = new StripeEndpoint(config, ledger, statuses, webhooks);
         try {
             this.server = listen(config.port());
         } catch (IOException e) {
@@ -182,6 +186,7 @@ public final class PaymentGateway implements AutoCloseable {
         HttpServer http = HttpServer.create(new InetSocketAddress("127.0.0.1", port), 256);
         http.setExecutor(executor);
         http.createContext("/refunds", refunds::handle);
+        http.createContext("/v1/", exchange -> stripe.handle(exchange, refunds));
         http.createContext("/ledger", exchange -> GatewayHttp.handle(exchange, () -> {
             GatewayHttp.requireMethod(exchange, "GET");
             return new GatewayHttp.Response(200, Map.of("refunds", ledger()));

@@ -136,7 +136,8 @@ final class RefundEndpoint {
         return new GatewayHttp.Response(result.outcome() == Ledger.Outcome.CREATED ? 201 : 200, statuses.current(result.refund()));
     }
 
-    private double draw() {
+    /** The next fault draw: below the configured shares a fault strikes; 1.0 when faults are switched off. */
+    double draw() {
         synchronized (faults) {
             return faultsEnabled ? faults.nextDouble() : 1.0;
         }

@@ -48,6 +48,16 @@ public interface RefundGateway {
     Optional<GatewayRefund> findByKey(String idempotencyKey);
 
     /**
+     * The refund created under {@code idempotencyKey} for {@code reference} of {@code merchant}: what
+     * the settlement worker and reconciliation ask, with all they know of the row, so that a provider
+     * without a lookup by key (Stripe) can search where the refund would be (the charge's refunds)
+     * and match the key it sent as metadata. This default asks {@link #findByKey(String)}.
+     */
+    default Optional<GatewayRefund> findByKey(String merchant, String reference, String idempotencyKey) {
+        return findByKey(idempotencyKey);
+    }
+
+    /**
      * The refunds made for {@code reference} (the caller's id for the refund, sent with it) of
      * {@code merchant}, in creation order, however old: the provider's own lookup, which holds after
      * the key is forgotten (with Stripe, list the charge's refunds and match the metadata sent). This

@@ -181,7 +181,8 @@ final class WebhookSender implements AutoCloseable {
     }
 
     private void deliver(Pending pending) {
-        byte[] body = pending.event().toJson();
+        byte[] stripe = StripeEndpoint.eventBody(pending.event());
+        byte[] body = stripe != null ? stripe : pending.event().toJson(); // each refund's news in the shape of the API that made it
         boolean accepted;
         CompletableFuture<HttpResponse<Void>> exchange = http.sendAsync(HttpRequest.newBuilder(url).timeout(TIMEOUT)
                 .header("Content-Type", "application/json")

@@ -129,7 +129,7 @@ final class GatewayCalls {
                 return found.stream().map(refund -> GatewayAnswer.of(row, refund)).filter(answer -> answer.kind() == GatewayAnswer.Kind.SUCCEEDED)
                         .findFirst().orElseGet(GatewayAnswer::absent);
             }
-            return gateway.findByKey(row.idempotencyKey()).map(refund -> GatewayAnswer.of(row, refund)).orElseGet(GatewayAnswer::absent);
+            return gateway.findByKey(row.merchant(), row.id(), row.idempotencyKey()).map(refund -> GatewayAnswer.of(row, refund)).orElseGet(GatewayAnswer::absent);
         } catch (GatewayException e) {
             GatewayAnswer failed = GatewayAnswer.failed(e);
             // A refused lookup says nothing about the refund itself.

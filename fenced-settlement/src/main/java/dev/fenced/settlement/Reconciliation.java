@@ -263,7 +263,7 @@ public final class Reconciliation {
         for (Row row : rows) {
             keys.add(row.key());
             List<GatewayRefund> mine = byKey.getOrDefault(row.key(), List.of());
-            GatewayRefund refund = mine.isEmpty() ? lookUp(row) : mine.get(0);
+            GatewayRefund refund = mine.isEmpty() ? lookUp(merchant, row) : mine.get(0);
             if (mine.size() > 1) {
                 found.add(new Discrepancy(Kind.DUPLICATE_REFUND, row.id(), row.state(), mine.get(1).id(),
                         mine.size() + " refunds under key " + row.key(), null));
@@ -323,8 +323,8 @@ public final class Reconciliation {
     }
 
     /** A refund under the row's key that is not listed for this merchant: only rows that claim a call went out are looked up. */
-    private GatewayRefund lookUp(Row row) {
-        return row.state().equals("pending") ? null : gateway.findByKey(row.key()).orElse(null);
+    private GatewayRefund lookUp(String merchant, Row row) {
+        return row.state().equals("pending") ? null : gateway.findByKey(merchant, row.id(), row.key()).orElse(null);
     }
 
     /** The refund under the row's key, when it names another owner: checked first, since nothing else about it is the row's. */

@@ -97,16 +97,35 @@ public final class WebhookReceiver {
         }
     }
 
-    private final DataSource dataSource;
-    private final WebhookSignature signature;
-
-    private WebhookReceiver(DataSource dataSource, WebhookSignature signature) {
-        this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
-        this.signature = Objects.requireNonNull(signature, "signature");
+    /**
+     * Reads a delivery's body, once its signature held, into an event: {@link WebhookEvent#parse}
+     * for the simulated gateway's refunds, a provider adapter's reader for its own (fenced-stripe's
+     * {@code StripeWebhookEvents::read} for Stripe's refund objects).
+     */
+    @FunctionalInterface
+    public interface EventReader {
+        /** @throws WebhookRejectedException for a body that is not an event this reader knows */
+        WebhookEvent read(byte[] body);
     }
 
+    private final DataSource dataSource;
+    private final WebhookSignature signature;
+    private final EventReader reader;
+
+    private WebhookReceiver(DataSource dataSource, WebhookSignature signature, EventReader reader) {
+        this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+        this.signature = Objects.requireNonNull(signature, "signature");
+        this.reader = Objects.requireNonNull(reader, "reader");
+    }
+
+    /** A receiver of events in the simulated gateway's shape ({@link WebhookEvent#parse}). */
     public static WebhookReceiver of(DataSource dataSource, WebhookSignature signature) {
-        return new WebhookReceiver(dataSource, signature);
+        return new WebhookReceiver(dataSource, signature, WebhookEvent::parse);
+    }
+
+    /** A receiver of events that {@code reader} reads, e.g. a provider's own. */
+    public static WebhookReceiver of(DataSource dataSource, WebhookSignature signature, EventReader reader) {
+        return new WebhookReceiver(dataSource, signature, reader);
     }
 
     /**
@@ -120,7 +139,7 @@ public final class WebhookReceiver {
         WebhookEvent event;
         try {
             signature.verify(signatureHeader, body);
-            event = WebhookEvent.parse(body);
+            event = reader.read(body);
         } catch (WebhookRejectedException e) {
             log.warn("webhook refused: {}", e.getMessage());
             return new Receipt(Outcome.REJECTED, null, null, "refused: " + e.getMessage());

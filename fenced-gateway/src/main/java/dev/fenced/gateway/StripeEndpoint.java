@@ -1,0 +1,318 @@
+package dev.fenced.gateway;
+
+import com.sun.net.httpserver.HttpExchange;
+import java.io.IOException;
+import java.math.BigDecimal;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The simulated gateway's Stripe-shaped surface, enough for Stripe's official Java library to
+ * refund against it: {@code POST /v1/charges} (a captured charge, for tests), {@code POST
+ * /v1/refunds} (form-encoded {@code charge}, {@code amount} in minor units, {@code metadata[..]};
+ * {@code Idempotency-Key}), {@code GET /v1/refunds/{id}}, {@code GET /v1/refunds?charge=..}
+ * (a list object, {@code limit} and {@code starting_after}), Stripe's error objects and its
+ * bearer authentication. Refunds go into the same ledger as {@code /refunds}, with the refund's
+ * {@code metadata[refund_id]} and {@code metadata[merchant]} (else the charge's) as reference and
+ * merchant, and the same lifecycle, key retention, faults and webhooks.
+ *
+ * <p>Modelled: an idempotent replay returns the first refund; the same key with other parameters
+ * is a 400 {@code idempotency_error}; refunds of a charge never exceed what it captured (400
+ * {@code amount_too_large}, or {@code charge_already_refunded}); an unknown charge or refund is a
+ * 404 {@code resource_missing}; a wrong key is a 401 {@code authentication_error}; the injected
+ * faults are 429 {@code rate_limit}, 503 and 500 {@code api_error}. Not modelled: payment intents,
+ * connected accounts ({@code Stripe-Account}), expansion, API versions, newest-first order,
+ * {@code ending_before}, partial-capture charges, {@code reason}, and Stripe's ids ({@code gw_} ids,
+ * not {@code re_}). Charges live in memory: a restart forgets them, not the refunds.
+ */
+final class StripeEndpoint {
+    /** Where the refund's charge is kept on the ledger; never shown as metadata. */
+    static final String CHARGE_KEY = "stripe_charge";
+
+    private record Charge(String id, long amount, String currency, String merchant) {
+    }
+
+    /** What a key was first used with, for Stripe's "same parameters" check. */
+    private record KeyUse(String parameters, long at) {
+    }
+
+    private final GatewayConfig config;
+    private final Ledger ledger;
+    private final RefundStatuses statuses;
+    private final WebhookSender webhooks;
+    private final Map<String, Charge> charges = new ConcurrentHashMap<>();
+    private final Map<String, KeyUse> keys = new ConcurrentHashMap<>();
+    private final AtomicLong chargeIds = new AtomicLong();
+
+    StripeEndpoint(GatewayConfig config, Ledger ledger, RefundStatuses statuses, WebhookSender webhooks) {
+        this.config = config;
+        this.ledger = ledger;
+        this.statuses = statuses;
+        this.webhooks = webhooks;
+    }
+
+    void handle(HttpExchange exchange, RefundEndpoint faults) throws IOException {
+        GatewayHttp.handle(exchange, () -> {
+            GatewayHttp.Response refused = authenticate(exchange);
+            if (refused != null) {
+                return refused;
+            }
+            String path = exchange.getRequestURI().getPath();
+            String method = exchange.getRequestMethod();
+            if (path.equals("/v1/charges") && method.equals("POST")) {
+                return createCharge(form(exchange));
+            }
+            if (path.equals("/v1/refunds") && method.equals("POST")) {
+                return createRefund(exchange, form(exchange), faults);
+            }
+            if (path.equals("/v1/refunds") && method.equals("GET")) {
+                return listRefunds(query(exchange.getRequestURI().getRawQuery()));
+            }
+            if (path.startsWith("/v1/refunds/") && method.equals("GET")) {
+                String id = path.substring("/v1/refunds/".length());
+                return ledger.matching(r -> r.id().equals(id) && r.metadata().containsKey(CHARGE_KEY)).stream().findFirst()
+                        .map(r -> new GatewayHttp.Response(200, object(statuses.current(r))))
+                        .orElse(error(404, "invalid_request_error", "resource_missing", "No such refund: '" + GatewayHttp.shorten(id) + "'", "id"));
+            }
+            return error(404, "invalid_request_error", null, "Unrecognized request URL (" + method + ": " + path + ")", null);
+        });
+    }
+
+    /** Stripe's secret key as a bearer token (or a Basic user, as Stripe also takes it); never echoed. */
+    private GatewayHttp.Response authenticate(HttpExchange exchange) {
+        if (config.apiKey() == null) {
+            return null;
+        }
+        String header = exchange.getRequestHeaders().getFirst("Authorization");
+        String key = header != null && header.startsWith("Bearer ") ? header.substring(7).strip() : null;
+        if (key == null || !MessageDigest.isEqual(key.getBytes(StandardCharsets.UTF_8), config.apiKey().getBytes(StandardCharsets.UTF_8))) {
+            return error(401, "invalid_request_error", null, header == null ? "You did not provide an API key." : "Invalid API Key provided.", null);
+        }
+        return null;
+    }
+
+    private GatewayHttp.Response createCharge(Map<String, String> form) {
+        long amount = minor(form.get("amount"));
+        String currency = form.getOrDefault("currency", "").toLowerCase(Locale.ROOT);
+        if (amount <= 0 || !currency.matches("[a-z]{3}")) {
+            return error(400, "invalid_request_error", "parameter_invalid_integer", "amount and currency are required", "amount");
+        }
+        String merchant = form.getOrDefault("metadata[merchant]", "acct_default");
+        Charge charge = new Charge(String.format("ch_%06d", chargeIds.incrementAndGet()), amount, currency, merchant);
+        charges.put(charge.id(), charge);
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("id", charge.id());
+        body.put("object", "charge");
+        body.put("amount", amount);
+        body.put("amount_captured", amount);
+        body.put("amount_refunded", 0);
+        body.put("captured", true);
+        body.put("currency", currency);
+        body.put("metadata", Map.of("merchant", merchant));
+        return new GatewayHttp.Response(200, body);
+    }
+
+    private GatewayHttp.Response createRefund(HttpExchange exchange, Map<String, String> form, RefundEndpoint faults) {
+        String key = exchange.getRequestHeaders().getFirst("Idempotency-Key");
+        Charge charge = charges.get(form.getOrDefault("charge", ""));
+        if (charge == null) {
+            return error(404, "invalid_request_error", "resource_missing", "No such charge: '" + GatewayHttp.shorten(form.getOrDefault("charge", ""))
+                    + "'", "charge");
+        }
+        String parameters = new TreeMap<>(form).toString();
+        if (key != null && config.idempotency()) {
+            long now = config.clock().millis();
+            KeyUse earlier = keys.get(key);
+            if (earlier != null && now - earlier.at() < config.keyRetention().toMillis() && !earlier.parameters().equals(parameters)) {
+                return error(400, "idempotency_error", null, "Keys for idempotent requests can only be used with the same parameters they"
+                        + " were first used with. Try using a key other than '" + GatewayHttp.shorten(key) + "' if you meant to execute a"
+                        + " different request.", null);
+            }
+        }
+        double draw = faults.draw();
+        if (draw < 1.0 && draw >= 1.0 - config.rateLimited()) {
+            long seconds = (config.retryAfter().toMillis() + 999) / 1000;
+            return new GatewayHttp.Response(429, stripeError("invalid_request_error", "rate_limit", "Too many requests", null),
+                    Map.of("Retry-After", Long.toString(seconds)));
+        }
+        if (draw < config.failBefore()) {
+            return new GatewayHttp.Response(503, stripeError("api_error", null, "injected fault before creating the refund", null));
+        }
+        Map<String, String> metadata = new TreeMap<>();
+        form.forEach((name, value) -> {
+            if (name.startsWith("metadata[") && name.endsWith("]")) {
+                metadata.put(name.substring("metadata[".length(), name.length() - 1), value);
+            }
+        });
+        long amount = form.containsKey("amount") ? minor(form.get("amount")) : 0;
+        GatewayHttp.Response created;
+        synchronized (charge) { // the captured amount bounds every refund of the charge, whichever arrives first
+            long refunded = refundedOf(charge.id());
+            long refundable = charge.amount() - refunded;
+            if (!form.containsKey("amount")) {
+                amount = refundable;
+            }
+            Ledger.Request request = new Ledger.Request(key == null ? "stripe_" + java.util.UUID.randomUUID() : key,
+                    metadata.getOrDefault("refund_id", charge.id() + "_" + (refunded + amount)),
+                    metadata.getOrDefault("merchant", charge.merchant()), MinorUnits.fromMinor(amount, charge.currency().toUpperCase(Locale.ROOT)),
+                    charge.currency().toUpperCase(Locale.ROOT), withCharge(metadata, charge.id()));
+            GatewayRefund replay = key == null || !config.idempotency() ? null : ledger.byKey(key).orElse(null);
+            if (replay == null && refundable <= 0) {
+                return error(400, "invalid_request_error", "charge_already_refunded", "Charge " + charge.id() + " has already been refunded.",
+                        null);
+            }
+            if (replay == null && (amount <= 0 || amount > refundable)) {
+                return error(400, "invalid_request_error", "amount_too_large", "Refund amount (" + amount + ") is greater than unrefunded"
+                        + " amount on charge (" + refundable + ")", "amount");
+            }
+            Ledger.Result result = ledger.createOrReplay(request, config.idempotency());
+            if (result.outcome() == Ledger.Outcome.CONFLICT) {
+                return error(400, "idempotency_error", null, "Keys for idempotent requests can only be used with the same parameters they"
+                        + " were first used with.", null);
+            }
+            if (key != null) {
+                keys.putIfAbsent(key, new KeyUse(parameters, config.clock().millis()));
+            }
+            if (webhooks != null && result.outcome() == Ledger.Outcome.CREATED) {
+                webhooks.created(result.refund());
+            }
+            created = new GatewayHttp.Response(200, object(statuses.current(result.refund())),
+                    result.outcome() == Ledger.Outcome.REPLAYED ? Map.of("Idempotent-Replayed", "true") : Map.of());
+        }
+        if (draw < config.failBefore() + config.failAfter()) {
+            return new GatewayHttp.Response(500, stripeError("api_error", null, "injected fault after creating the refund", null));
+        }
+        return created;
+    }
+
+    private GatewayHttp.Response listRefunds(Map<String, String> query) {
+        String charge = query.get("charge");
+        int limit = (int) Math.max(1, Math.min(100, minor(query.getOrDefault("limit", "10"))));
+        List<GatewayRefund> all = ledger.matching(r -> r.metadata().containsKey(CHARGE_KEY)
+                && (charge == null || charge.equals(r.metadata().get(CHARGE_KEY))));
+        int from = 0;
+        String after = query.get("starting_after");
+        if (after != null) {
+            for (int i = 0; i < all.size(); i++) {
+                if (all.get(i).id().equals(after)) {
+                    from = i + 1;
+                }
+            }
+        }
+        List<Object> data = new ArrayList<>();
+        for (int i = from; i < Math.min(all.size(), from + limit); i++) {
+            data.add(object(statuses.current(all.get(i))));
+        }
+        Map<String, Object> list = new LinkedHashMap<>();
+        list.put("object", "list");
+        list.put("data", data);
+        list.put("has_more", from + limit < all.size());
+        list.put("url", "/v1/refunds");
+        return new GatewayHttp.Response(200, list);
+    }
+
+    private long refundedOf(String chargeId) {
+        return ledger.matching(r -> chargeId.equals(r.metadata().get(CHARGE_KEY))).stream()
+                .mapToLong(r -> MinorUnits.toMinor(r.amount(), r.currency())).sum();
+    }
+
+    private static Map<String, String> withCharge(Map<String, String> metadata, String charge) {
+        Map<String, String> out = new TreeMap<>(metadata);
+        out.put(CHARGE_KEY, charge);
+        return out;
+    }
+
+    /**
+     * The body Stripe would send for {@code event} about a refund made on this surface: Stripe's
+     * event envelope around Stripe's refund object; null for a refund made on {@code /refunds}.
+     */
+    static byte[] eventBody(WebhookEvent event) {
+        if (event.refund() == null || !event.refund().metadata().containsKey(CHARGE_KEY)) {
+            return null;
+        }
+        Map<String, Object> envelope = new LinkedHashMap<>();
+        envelope.put("id", event.id());
+        envelope.put("object", "event");
+        envelope.put("api_version", "2025-03-31.basil");
+        envelope.put("created", event.created());
+        envelope.put("livemode", false);
+        envelope.put("type", event.type());
+        envelope.put("data", Map.of("object", object(event.refund())));
+        try {
+            return GatewayHttp.JSON.writeValueAsBytes(envelope);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalStateException("an event could not be written as JSON: " + e.getMessage(), e);
+        }
+    }
+
+    /** A refund as Stripe writes it. */
+    static Map<String, Object> object(GatewayRefund refund) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        Map<String, String> metadata = new TreeMap<>(refund.metadata());
+        String charge = metadata.remove(CHARGE_KEY);
+        body.put("id", refund.id());
+        body.put("object", "refund");
+        body.put("amount", MinorUnits.toMinor(refund.amount(), refund.currency()));
+        body.put("charge", charge);
+        body.put("created", refund.createdAt() / 1000);
+        body.put("currency", refund.currency().toLowerCase(Locale.ROOT));
+        body.put("metadata", metadata);
+        body.put("status", refund.status());
+        body.put("failure_reason", refund.failureReason());
+        body.put("payment_intent", null);
+        return body;
+    }
+
+    private static GatewayHttp.Response error(int status, String type, String code, String message, String param) {
+        return new GatewayHttp.Response(status, stripeError(type, code, message, param));
+    }
+
+    private static Map<String, Object> stripeError(String type, String code, String message, String param) {
+        Map<String, Object> error = new LinkedHashMap<>();
+        error.put("type", type);
+        if (code != null) {
+            error.put("code", code);
+        }
+        error.put("message", message);
+        if (param != null) {
+            error.put("param", param);
+        }
+        return Map.of("error", error);
+    }
+
+    private static long minor(String value) {
+        try {
+            return value == null ? 0 : Long.parseLong(value);
+        } catch (NumberFormatException e) {
+            return 0;
+        }
+    }
+
+    private static Map<String, String> form(HttpExchange exchange) throws IOException {
+        byte[] body = exchange.getRequestBody().readNBytes(64 * 1024);
+        return query(new String(body, StandardCharsets.UTF_8));
+    }
+
+    private static Map<String, String> query(String raw) {
+        Map<String, String> out = new LinkedHashMap<>();
+        if (raw == null || raw.isEmpty()) {
+            return out;
+        }
+        for (String pair : raw.split("&")) {
+            int eq = pair.indexOf('=');
+            String name = URLDecoder.decode(eq < 0 ? pair : pair.substring(0, eq), StandardCharsets.UTF_8);
+            String value = eq < 0 ? "" : URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8);
+            out.put(name, value);
+        }
+        return out;
+    }
+}
