@@ -1,0 +1,141 @@
+package dev.fenced.stripe;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.stripe.StripeClient;
+import com.stripe.exception.StripeException;
+import com.stripe.param.ChargeCreateParams;
+import dev.fenced.gateway.GatewayConfig;
+import dev.fenced.gateway.GatewayException;
+import dev.fenced.gateway.GatewayRefund;
+import dev.fenced.gateway.PaymentGateway;
+import dev.fenced.testing.SettableClock;
+import java.math.BigDecimal;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The adapter through Stripe's official library against the simulated gateway's Stripe-shaped
+ * surface over real HTTP: refunds against a charge under the row's key, lookups by the charge's
+ * refunds, and Stripe's errors classified by what they mean for the money.
+ */
+class StripeRefundGatewayTest {
+    static final String API_KEY = "sk_test_fenced_4471";
+
+    /** A captured charge of {@code amount} EUR for {@code merchant}, made through the official library. */
+    static String charge(PaymentGateway gateway, String merchant, String amount) throws StripeException {
+        StripeClient client = StripeClient.builder().setApiKey(API_KEY).setApiBase(gateway.url()).setMaxNetworkRetries(0).build();
+        return client.charges().create(ChargeCreateParams.builder().setAmount(new BigDecimal(amount).movePointRight(2).longValueExact())
+                .setCurrency("eur").setSource("tok_visa").putMetadata("merchant", merchant).build()).getId();
+    }
+
+    static StripeRefundGateway adapter(PaymentGateway gateway, ChargeResolver charges) {
+        return StripeRefundGateway.builder().apiKey(API_KEY).apiBase(URI.create(gateway.url())).charges(charges)
+                .timeout(Duration.ofSeconds(5)).build();
+    }
+
+    @Test
+    void aRefundIsMadeOnceUnderItsKeyAndFoundByTheChargesRefunds() throws Exception {
+        SettableClock clock = new SettableClock(Instant.now());
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).apiKey(API_KEY).clock(clock).build())) {
+            String charge = charge(gateway, "m_4471", "100.00");
+            StripeRefundGateway stripe = adapter(gateway, (merchant, reference) -> charge);
+            GatewayRefund made = stripe.createRefund("k_815", "r_815", "m_4471", new BigDecimal("70.25"), "EUR", Map.of("owner", "d_1"));
+            assertThat(made.amount()).isEqualByComparingTo("70.25");
+            assertThat(made.currency()).isEqualTo("EUR");
+            assertThat(made.reference()).isEqualTo("r_815");
+            assertThat(made.merchant()).isEqualTo("m_4471");
+            assertThat(made.idempotencyKey()).isEqualTo("k_815");
+            assertThat(made.metadata()).containsEntry("owner", "d_1");
+            assertThat(made.status()).isEqualTo(GatewayRefund.SUCCEEDED);
+
+            assertThat(stripe.createRefund("k_815", "r_815", "m_4471", new BigDecimal("70.25"), "EUR", Map.of("owner", "d_1")).id())
+                    .as("a replay under the key").isEqualTo(made.id());
+            assertThat(gateway.ledger()).hasSize(1);
+            assertThatThrownBy(() -> stripe.createRefund("k_815", "r_815", "m_4471", new BigDecimal("70.26"), "EUR", Map.of("owner", "d_1")))
+                    .isInstanceOfSatisfying(GatewayException.class, e -> {
+                        assertThat(e.outcome()).isEqualTo(GatewayException.Outcome.REJECTED);
+                        assertThat(e.getMessage()).contains("IdempotencyException").doesNotContain(API_KEY);
+                    });
+
+            assertThat(stripe.findByKey("k_815")).as("no lookup by key alone at Stripe").isEmpty();
+            assertThat(stripe.findByKey("m_4471", "r_815", "k_815")).contains(made);
+            assertThat(stripe.findByKey("m_4471", "r_815", "k_other")).isEmpty();
+            assertThat(stripe.findByReference("m_4471", "r_815")).containsExactly(made);
+            assertThat(stripe.refundById("m_4471", made.id())).contains(made);
+            assertThat(stripe.refundById("m_9999", made.id())).as("another merchant's").isEmpty();
+            assertThat(stripe.refundById("m_4471", "gw_999999")).isEmpty();
+            assertThat(stripe.refundsOf("m_4471")).containsExactly(made);
+
+            clock.advance(Duration.ofHours(25));
+            assertThat(stripe.findByKey("m_4471", "r_815", "k_815")).as("found by its metadata after Stripe forgot the key").contains(made);
+        }
+    }
+
+    /**
+     * A charge is never refunded beyond what it captured: the refund that would exceed it is a
+     * definitive refusal and makes nothing. Control: the same charge takes the refund that fits.
+     */
+    @Test
+    void aChargeIsNeverRefundedBeyondWhatItCaptured() throws Exception {
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build())) {
+            String charge = charge(gateway, "m_1", "100.00");
+            StripeRefundGateway stripe = adapter(gateway, (merchant, reference) -> charge);
+            stripe.createRefund("k_1", "r_1", "m_1", new BigDecimal("70.25"), "EUR");
+            assertThatThrownBy(() -> stripe.createRefund("k_2", "r_2", "m_1", new BigDecimal("40.00"), "EUR"))
+                    .isInstanceOfSatisfying(GatewayException.class, e -> {
+                        assertThat(e.outcome()).isEqualTo(GatewayException.Outcome.REJECTED);
+                        assertThat(e.getMessage()).contains("amount_too_large");
+                    });
+            assertThat(gateway.ledger()).as("nothing made").hasSize(1);
+            assertThat(stripe.createRefund("k_3", "r_3", "m_1", new BigDecimal("29.75"), "EUR").amount()).as("control: what fits")
+                    .isEqualByComparingTo("29.75");
+            assertThatThrownBy(() -> stripe.createRefund("k_4", "r_4", "m_1", new BigDecimal("0.01"), "EUR"))
+                    .hasMessageContaining("charge_already_refunded");
+            assertThatThrownBy(() -> adapter(gateway, (merchant, reference) -> "ch_none").createRefund("k_5", "r_5", "m_1", BigDecimal.ONE, "EUR"))
+                    .isInstanceOfSatisfying(GatewayException.class, e -> assertThat(e.outcome()).isEqualTo(GatewayException.Outcome.REJECTED));
+        }
+    }
+
+    /** Stripe's other errors, each by what it means for the money; the key never shows. */
+    @Test
+    void refusedKeysRateLimitsAndLostConnectionsAreClassifiedByWhatTheyMeanForTheMoney() throws Exception {
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).apiKey(API_KEY)
+                .rateLimited(1.0, Duration.ofSeconds(2)).build())) {
+            String charge = charge(gateway, "m_1", "10.00");
+            StripeRefundGateway wrongKey = StripeRefundGateway.builder().apiKey("sk_test_wrong_key").apiBase(URI.create(gateway.url()))
+                    .charges((merchant, reference) -> charge).build();
+            assertThatThrownBy(() -> wrongKey.createRefund("k_1", "r_1", "m_1", BigDecimal.ONE, "EUR"))
+                    .isInstanceOfSatisfying(GatewayException.class, e -> {
+                        assertThat(e.outcome()).isEqualTo(GatewayException.Outcome.UNAVAILABLE);
+                        assertThat(e.credentialsRefused()).isTrue();
+                        assertThat(e.getMessage()).doesNotContain("sk_test_wrong_key");
+                    });
+            assertThatThrownBy(() -> adapter(gateway, (merchant, reference) -> charge).createRefund("k_1", "r_1", "m_1", BigDecimal.ONE, "EUR"))
+                    .isInstanceOfSatisfying(GatewayException.class, e -> {
+                        assertThat(e.outcome()).isEqualTo(GatewayException.Outcome.UNAVAILABLE);
+                        assertThat(e.retryAfter()).contains(Duration.ofSeconds(2));
+                    });
+            assertThat(gateway.ledger()).isEmpty();
+        }
+        int closed;
+        try (ServerSocket socket = new ServerSocket(0)) {
+            closed = socket.getLocalPort();
+        }
+        StripeRefundGateway nowhere = StripeRefundGateway.builder().apiKey(API_KEY).apiBase(URI.create("http://127.0.0.1:" + closed))
+                .charges((merchant, reference) -> "ch_1").timeout(Duration.ofSeconds(1)).build();
+        assertThatThrownBy(() -> nowhere.createRefund("k_1", "r_1", "m_1", BigDecimal.ONE, "EUR"))
+                .isInstanceOfSatisfying(GatewayException.class, e -> assertThat(e.outcome()).as("may have been sent: looked up, never refused")
+                        .isEqualTo(GatewayException.Outcome.UNKNOWN));
+        assertThatThrownBy(() -> StripeRefundGateway.builder().apiKey("sk test").charges((m, r) -> "ch").build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageNotContaining("sk test");
+        assertThatThrownBy(() -> StripeRefundGateway.builder().apiKey(API_KEY).build()).hasMessageContaining("ChargeResolver");
+        assertThat(List.of(nowhere.callTimeout().orElseThrow())).containsExactly(Duration.ofSeconds(1));
+    }
+}

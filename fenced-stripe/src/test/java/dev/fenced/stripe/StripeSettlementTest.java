@@ -1,0 +1,72 @@
+package dev.fenced.stripe;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.fenced.gateway.GatewayConfig;
+import dev.fenced.gateway.GatewayRefund;
+import dev.fenced.gateway.PaymentGateway;
+import dev.fenced.jdbc.JdbcFenceFloor;
+import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.redis.TokenPolicy;
+import dev.fenced.settlement.Merchants;
+import dev.fenced.settlement.RefundLifecycle;
+import dev.fenced.settlement.RefundSchema;
+import dev.fenced.settlement.RefundSeeder;
+import dev.fenced.settlement.SettlementOutcome;
+import dev.fenced.settlement.SettlementWorker;
+import dev.fenced.testing.servers.TestDatabases;
+import dev.fenced.testing.servers.TestRedis;
+import java.math.BigDecimal;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+import javax.sql.DataSource;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The settlement worker paying through Stripe's official library: a merchant's 40 refunds
+ * (2,810.00 EUR) against one captured charge, with 30 % of the refund requests answered 500 after Stripe
+ * made the refund. Every retry goes out under the row's key, so each refund is made once, and the
+ * provider's final word then settles every row. Control: a Stripe that ignores keys makes a
+ * second refund for retried rows (the charge captured twice the total, so the limit does not hide it).
+ */
+class StripeSettlementTest {
+
+    @ParameterizedTest(name = "the provider ignores keys: {0}")
+    @ValueSource(booleans = {false, true})
+    void eachRefundIsMadeOnceThroughTheOfficialLibraryWhenAnswersAreLost(boolean control) throws Exception {
+        DataSource db = TestDatabases.postgres();
+        RefundSchema.migrate(db);
+        String merchant = "m_" + UUID.randomUUID().toString().substring(0, 8);
+        RefundSeeder.seed(db, merchant, merchant + "_r", 40, new BigDecimal("2810.00"), "EUR");
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).apiKey(StripeRefundGatewayTest.API_KEY)
+                .failAfter(0.3).seed(4471).idempotency(!control).build());
+             RedisLeaseStore leases = RedisLeaseStore.builder(TestRedis.uri())
+                     .tokens(TokenPolicy.redisCounter(JdbcFenceFloor.of(db, RefundSchema.table(), Merchants::merchantOf))).build()) {
+            String charge = StripeRefundGatewayTest.charge(gateway, merchant, "5620.00");
+            StripeRefundGateway stripe = StripeRefundGatewayTest.adapter(gateway, (m, reference) -> charge);
+            SettlementOutcome outcome = SettlementWorker.builder().leaseStore(leases).dataSource(db).gateway(stripe)
+                    .ttl(Duration.ofSeconds(10)).gatewayBackoff(Duration.ofMillis(10)).gatewayAttempts(5).build().settle(merchant);
+            List<GatewayRefund> made = gateway.ledger().stream().filter(r -> merchant.equals(r.merchant())).toList();
+            Map<String, Long> perRow = made.stream().collect(Collectors.groupingBy(GatewayRefund::reference, Collectors.counting()));
+            if (control) {
+                assertThat(made.size()).as("control: retried rows refunded twice").isGreaterThan(40);
+                return;
+            }
+            assertThat(outcome.result()).isEqualTo(SettlementOutcome.Result.COMPLETED);
+            assertThat(outcome.sent()).isEqualTo(40);
+            assertThat(perRow).hasSize(40).allSatisfy((row, count) -> assertThat(count).as(row).isEqualTo(1));
+            assertThat(made.stream().map(GatewayRefund::amount).reduce(BigDecimal.ZERO, BigDecimal::add)).isEqualByComparingTo("2810.00");
+
+            RefundLifecycle.Report word = RefundLifecycle.of(db, stripe).poll(merchant, Duration.ZERO);
+            assertThat(word.settled()).as("the provider's final word, read by refund id through the library").hasSize(40);
+            Map<String, GatewayRefund> byReference = made.stream().collect(Collectors.toMap(GatewayRefund::reference, Function.identity()));
+            assertThat(stripe.findByReference(merchant, merchant + "_r001")).extracting(GatewayRefund::id)
+                    .containsExactly(byReference.get(merchant + "_r001").id());
+        }
+    }
+}

@@ -1,0 +1,119 @@
+package dev.fenced.stripe;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.stripe.model.Event;
+import com.stripe.model.Refund;
+import com.stripe.net.Webhook;
+import com.sun.net.httpserver.HttpServer;
+import dev.fenced.gateway.GatewayConfig;
+import dev.fenced.gateway.GatewayRefund;
+import dev.fenced.gateway.PaymentGateway;
+import dev.fenced.gateway.WebhookSignature;
+import dev.fenced.jdbc.JdbcFenceFloor;
+import dev.fenced.redis.RedisLeaseStore;
+import dev.fenced.redis.TokenPolicy;
+import dev.fenced.settlement.Merchants;
+import dev.fenced.settlement.RefundSchema;
+import dev.fenced.settlement.RefundSeeder;
+import dev.fenced.settlement.SettlementOutcome;
+import dev.fenced.settlement.SettlementWorker;
+import dev.fenced.settlement.WebhookReceiver;
+import dev.fenced.testing.SettableClock;
+import dev.fenced.testing.servers.TestDatabases;
+import dev.fenced.testing.servers.TestRedis;
+import java.math.BigDecimal;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The provider's late word, Stripe-shaped: refunds made through the official library are pending
+ * for an hour, then succeed or, a third of them, fail (the card expired); the gateway's webhooks
+ * carry Stripe's event and refund objects, signed so that Stripe's own {@code Webhook.constructEvent}
+ * accepts them, and a {@link WebhookReceiver} reading them with {@link StripeWebhookEvents} moves
+ * each row to settled or returned exactly as the gateway says. Control: the pending events that
+ * came first moved nothing.
+ */
+class StripeWebhookTest {
+    private static final String SECRET = "whsec_stripe_test";
+
+    @Test
+    void aLateFailureReportedByStripesWebhookReturnsTheRow() throws Exception {
+        DataSource db = TestDatabases.postgres();
+        RefundSchema.migrate(db);
+        String merchant = "m_" + UUID.randomUUID().toString().substring(0, 8);
+        RefundSeeder.seed(db, merchant, merchant + "_r", 6, new BigDecimal("421.50"), "EUR");
+        SettableClock clock = new SettableClock(Instant.now());
+        WebhookReceiver receiver = WebhookReceiver.of(db, WebhookSignature.of(List.of(SECRET), Duration.ofMinutes(5), clock),
+                StripeWebhookEvents::read);
+        List<Map.Entry<String, String>> deliveries = new CopyOnWriteArrayList<>();
+        HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 16);
+        server.createContext("/webhooks", exchange -> {
+            try (exchange) {
+                byte[] body = exchange.getRequestBody().readAllBytes();
+                String signature = exchange.getRequestHeaders().getFirst(WebhookSignature.HEADER);
+                deliveries.add(Map.entry(signature, new String(body, StandardCharsets.UTF_8)));
+                exchange.sendResponseHeaders(receiver.receive(signature, body).status(), -1);
+            }
+        });
+        server.start();
+        URI url = URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/webhooks");
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).apiKey(StripeRefundGatewayTest.API_KEY)
+                .clock(clock).seed(11).lifecycle(Duration.ofHours(1), 0.34).webhooks(url, SECRET).build());
+             RedisLeaseStore leases = RedisLeaseStore.builder(TestRedis.uri())
+                     .tokens(TokenPolicy.redisCounter(JdbcFenceFloor.of(db, RefundSchema.table(), Merchants::merchantOf))).build()) {
+            String charge = StripeRefundGatewayTest.charge(gateway, merchant, "421.50");
+            StripeRefundGateway stripe = StripeRefundGatewayTest.adapter(gateway, (m, reference) -> charge);
+            assertThat(SettlementWorker.builder().leaseStore(leases).dataSource(db).gateway(stripe).ttl(Duration.ofSeconds(10)).build()
+                    .settle(merchant).result()).isEqualTo(SettlementOutcome.Result.COMPLETED);
+            // The gateway delivers on its own thread: wait for the six refund.created events.
+            await().atMost(Duration.ofSeconds(20)).until(() -> gateway.webhookStats().delivered() == 6);
+            Event first = Webhook.constructEvent(deliveries.get(0).getValue(), deliveries.get(0).getKey(), SECRET, 300, clock);
+            assertThat(first.getType()).isEqualTo("refund.created");
+            Refund pending = (Refund) first.getDataObjectDeserializer().deserializeUnsafe();
+            assertThat(pending.getStatus()).isEqualTo("pending");
+            assertThat(pending.getCharge()).isEqualTo(charge);
+            assertThat(pending.getMetadata()).containsEntry(StripeRefundGateway.MERCHANT, merchant);
+            assertThat(states(db, merchant).values()).as("control: pending news moves nothing").containsOnly("sent");
+
+            clock.advance(Duration.ofHours(1));
+            await().atMost(Duration.ofSeconds(20)).until(() -> gateway.webhookStats().delivered() == 12);
+            Map<String, String> expected = new TreeMap<>();
+            gateway.ledger().stream().filter(r -> merchant.equals(r.merchant())).forEach(r -> expected.put(r.reference(),
+                    GatewayRefund.SUCCEEDED.equals(r.status()) ? "settled" : "returned"));
+            assertThat(expected.values()).contains("settled", "returned");
+            assertThat(states(db, merchant)).isEqualTo(expected);
+            Event late = Webhook.constructEvent(deliveries.get(11).getValue(), deliveries.get(11).getKey(), SECRET, 300, clock);
+            assertThat(late.getType()).isIn("refund.updated", "refund.failed");
+        } finally {
+            server.stop(0);
+        }
+    }
+
+    private static Map<String, String> states(DataSource db, String merchant) throws Exception {
+        Map<String, String> states = new TreeMap<>();
+        try (Connection c = db.getConnection(); PreparedStatement s = c.prepareStatement("SELECT id, state FROM refund WHERE merchant = ?")) {
+            s.setString(1, merchant);
+            try (ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    states.put(rs.getString(1), rs.getString(2));
+                }
+            }
+        }
+        return states;
+    }
+}
