@@ -87,8 +87,8 @@ public final class MinorUnits {
     }
 
     /**
-     * {@code amount} in minor units, as card networks and Stripe count it: 7025 for 70.25 EUR, 150
-     * for 150 JPY.
+     * {@code amount} in ISO 4217 minor units: 7025 for 70.25 EUR, 150 for 150 JPY. Not always
+     * Stripe's: {@link StripeMinorUnits}.
      *
      * @throws IllegalArgumentException with {@link #problem}'s reason when the amount does not fit
      */

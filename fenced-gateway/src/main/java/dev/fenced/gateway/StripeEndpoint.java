@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -27,9 +28,13 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>Modelled: an idempotent replay returns the first refund; the same key with other parameters
  * is a 400 {@code idempotency_error}; refunds of a charge never exceed what it captured (400
- * {@code amount_too_large}, or {@code charge_already_refunded}); an unknown charge or refund is a
- * 404 {@code resource_missing}; a wrong key is a 401 {@code authentication_error}; the injected
- * faults are 429 {@code rate_limit}, 503 and 500 {@code api_error}. Not modelled: payment intents,
+ * {@code amount_too_large}, or {@code charge_already_refunded}; a refund that failed gives its amount
+ * back); the first answer under a key, a 500 included, is the answer to every later request under
+ * it while the key is kept ({@code Idempotent-Replayed}); amounts in Stripe's units
+ * ({@link StripeMinorUnits}); an unknown charge or refund is a 404 {@code resource_missing}; a wrong
+ * key is a 401; the latency and the injected faults apply: 429 {@code rate_limit} and 503 (nothing
+ * made, nothing saved under the key), 500 {@code api_error} after the refund was made, a late
+ * answer. Not modelled: payment intents,
  * connected accounts ({@code Stripe-Account}), expansion, API versions, newest-first order,
  * {@code ending_before}, partial-capture charges, {@code reason}, and Stripe's ids ({@code gw_} ids,
  * not {@code re_}). Charges live in memory: a restart forgets them, not the refunds.
@@ -41,8 +46,11 @@ final class StripeEndpoint {
     private record Charge(String id, long amount, String currency, String merchant) {
     }
 
-    /** What a key was first used with, for Stripe's "same parameters" check. */
-    private record KeyUse(String parameters, long at) {
+    /**
+     * What a key was first used with, for Stripe's "same parameters" check, and the answer it got,
+     * which Stripe gives again, 500s included, to every later request under the key while it keeps it.
+     */
+    private record KeyUse(String parameters, long at, GatewayHttp.Response response) {
     }
 
     private final GatewayConfig config;
@@ -52,6 +60,8 @@ final class StripeEndpoint {
     private final Map<String, Charge> charges = new ConcurrentHashMap<>();
     private final Map<String, KeyUse> keys = new ConcurrentHashMap<>();
     private final AtomicLong chargeIds = new AtomicLong();
+    /** Part of every charge id: a restarted gateway, which forgets its charges, never hands out an old one's id. */
+    private final String run = Long.toHexString(new java.security.SecureRandom().nextLong() & 0xffffffL);
 
     StripeEndpoint(GatewayConfig config, Ledger ledger, RefundStatuses statuses, WebhookSender webhooks) {
         this.config = config;
@@ -87,13 +97,23 @@ final class StripeEndpoint {
         });
     }
 
-    /** Stripe's secret key as a bearer token (or a Basic user, as Stripe also takes it); never echoed. */
+    /** Stripe's secret key as a bearer token, or as a Basic user (Stripe takes both); never echoed. */
     private GatewayHttp.Response authenticate(HttpExchange exchange) {
         if (config.apiKey() == null) {
             return null;
         }
         String header = exchange.getRequestHeaders().getFirst("Authorization");
-        String key = header != null && header.startsWith("Bearer ") ? header.substring(7).strip() : null;
+        String key = null;
+        if (header != null && header.startsWith("Bearer ")) {
+            key = header.substring(7).strip();
+        } else if (header != null && header.startsWith("Basic ")) {
+            try {
+                String user = new String(java.util.Base64.getDecoder().decode(header.substring(6).strip()), StandardCharsets.UTF_8);
+                key = user.contains(":") ? user.substring(0, user.indexOf(':')) : user;
+            } catch (IllegalArgumentException malformed) {
+                key = null;
+            }
+        }
         if (key == null || !MessageDigest.isEqual(key.getBytes(StandardCharsets.UTF_8), config.apiKey().getBytes(StandardCharsets.UTF_8))) {
             return error(401, "invalid_request_error", null, header == null ? "You did not provide an API key." : "Invalid API Key provided.", null);
         }
@@ -101,13 +121,13 @@ final class StripeEndpoint {
     }
 
     private GatewayHttp.Response createCharge(Map<String, String> form) {
-        long amount = minor(form.get("amount"));
+        long amount = units(form.get("amount"));
         String currency = form.getOrDefault("currency", "").toLowerCase(Locale.ROOT);
         if (amount <= 0 || !currency.matches("[a-z]{3}")) {
             return error(400, "invalid_request_error", "parameter_invalid_integer", "amount and currency are required", "amount");
         }
         String merchant = form.getOrDefault("metadata[merchant]", "acct_default");
-        Charge charge = new Charge(String.format("ch_%06d", chargeIds.incrementAndGet()), amount, currency, merchant);
+        Charge charge = new Charge(String.format("ch_%s%06d", run, chargeIds.incrementAndGet()), amount, currency, merchant);
         charges.put(charge.id(), charge);
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("id", charge.id());
@@ -123,23 +143,27 @@ final class StripeEndpoint {
 
     private GatewayHttp.Response createRefund(HttpExchange exchange, Map<String, String> form, RefundEndpoint faults) {
         String key = exchange.getRequestHeaders().getFirst("Idempotency-Key");
+        boolean idempotent = key != null && config.idempotency();
+        String parameters = new TreeMap<>(form).toString();
+        if (idempotent) {
+            KeyUse earlier = keys.get(key);
+            if (earlier != null && config.clock().millis() - earlier.at() < config.keyRetention().toMillis()) {
+                if (!earlier.parameters().equals(parameters)) {
+                    return error(400, "idempotency_error", null, "Keys for idempotent requests can only be used with the same parameters"
+                            + " they were first used with. Try using a key other than '" + GatewayHttp.shorten(key) + "' if you meant"
+                            + " to execute a different request.", null);
+                }
+                return replay(earlier.response());
+            }
+        }
         Charge charge = charges.get(form.getOrDefault("charge", ""));
         if (charge == null) {
             return error(404, "invalid_request_error", "resource_missing", "No such charge: '" + GatewayHttp.shorten(form.getOrDefault("charge", ""))
                     + "'", "charge");
         }
-        String parameters = new TreeMap<>(form).toString();
-        if (key != null && config.idempotency()) {
-            long now = config.clock().millis();
-            KeyUse earlier = keys.get(key);
-            if (earlier != null && now - earlier.at() < config.keyRetention().toMillis() && !earlier.parameters().equals(parameters)) {
-                return error(400, "idempotency_error", null, "Keys for idempotent requests can only be used with the same parameters they"
-                        + " were first used with. Try using a key other than '" + GatewayHttp.shorten(key) + "' if you meant to execute a"
-                        + " different request.", null);
-            }
-        }
+        sleep(config.latency());
         double draw = faults.draw();
-        if (draw < 1.0 && draw >= 1.0 - config.rateLimited()) {
+        if (draw < 1.0 && draw >= 1.0 - config.rateLimited()) { // nothing executed: nothing saved under the key
             long seconds = (config.retryAfter().toMillis() + 999) / 1000;
             return new GatewayHttp.Response(429, stripeError("invalid_request_error", "rate_limit", "Too many requests", null),
                     Map.of("Retry-After", Long.toString(seconds)));
@@ -153,50 +177,76 @@ final class StripeEndpoint {
                 metadata.put(name.substring("metadata[".length(), name.length() - 1), value);
             }
         });
-        long amount = form.containsKey("amount") ? minor(form.get("amount")) : 0;
-        GatewayHttp.Response created;
+        GatewayHttp.Response answer;
         synchronized (charge) { // the captured amount bounds every refund of the charge, whichever arrives first
-            long refunded = refundedOf(charge.id());
-            long refundable = charge.amount() - refunded;
-            if (!form.containsKey("amount")) {
-                amount = refundable;
-            }
-            Ledger.Request request = new Ledger.Request(key == null ? "stripe_" + java.util.UUID.randomUUID() : key,
-                    metadata.getOrDefault("refund_id", charge.id() + "_" + (refunded + amount)),
-                    metadata.getOrDefault("merchant", charge.merchant()), MinorUnits.fromMinor(amount, charge.currency().toUpperCase(Locale.ROOT)),
-                    charge.currency().toUpperCase(Locale.ROOT), withCharge(metadata, charge.id()));
-            GatewayRefund replay = key == null || !config.idempotency() ? null : ledger.byKey(key).orElse(null);
-            if (replay == null && refundable <= 0) {
+            long refundable = charge.amount() - refundedOf(charge.id());
+            long amount = form.containsKey("amount") ? units(form.get("amount")) : refundable;
+            if (refundable <= 0) {
                 return error(400, "invalid_request_error", "charge_already_refunded", "Charge " + charge.id() + " has already been refunded.",
                         null);
             }
-            if (replay == null && (amount <= 0 || amount > refundable)) {
+            if (amount <= 0) {
+                return error(400, "invalid_request_error", "parameter_invalid_integer", "Invalid positive integer", "amount");
+            }
+            if (amount > refundable) {
                 return error(400, "invalid_request_error", "amount_too_large", "Refund amount (" + amount + ") is greater than unrefunded"
                         + " amount on charge (" + refundable + ")", "amount");
             }
+            String currency = charge.currency().toUpperCase(Locale.ROOT);
+            Ledger.Request request = new Ledger.Request(key == null ? "stripe_" + UUID.randomUUID() : key,
+                    metadata.getOrDefault("refund_id", "refund_" + UUID.randomUUID()), metadata.getOrDefault("merchant", charge.merchant()),
+                    StripeMinorUnits.fromStripe(amount, currency), currency, withCharge(metadata, charge.id()));
             Ledger.Result result = ledger.createOrReplay(request, config.idempotency());
             if (result.outcome() == Ledger.Outcome.CONFLICT) {
                 return error(400, "idempotency_error", null, "Keys for idempotent requests can only be used with the same parameters they"
                         + " were first used with.", null);
             }
-            if (key != null) {
-                keys.putIfAbsent(key, new KeyUse(parameters, config.clock().millis()));
-            }
             if (webhooks != null && result.outcome() == Ledger.Outcome.CREATED) {
                 webhooks.created(result.refund());
             }
-            created = new GatewayHttp.Response(200, object(statuses.current(result.refund())),
-                    result.outcome() == Ledger.Outcome.REPLAYED ? Map.of("Idempotent-Replayed", "true") : Map.of());
+            answer = new GatewayHttp.Response(200, object(statuses.current(result.refund())));
         }
         if (draw < config.failBefore() + config.failAfter()) {
-            return new GatewayHttp.Response(500, stripeError("api_error", null, "injected fault after creating the refund", null));
+            answer = new GatewayHttp.Response(500, stripeError("api_error", null, "injected fault after creating the refund", null));
+        } else if (draw < config.failBefore() + config.failAfter() + config.slow()) {
+            sleep(config.slowDelay());
         }
-        return created;
+        if (idempotent) {
+            remember(key, new KeyUse(parameters, config.clock().millis(), answer));
+        }
+        return answer;
+    }
+
+    /** A saved answer again, as Stripe gives it, marked as a replay. */
+    private static GatewayHttp.Response replay(GatewayHttp.Response first) {
+        Map<String, String> headers = new LinkedHashMap<>(first.headers());
+        headers.put("Idempotent-Replayed", "true");
+        return new GatewayHttp.Response(first.status(), first.body(), headers);
+    }
+
+    /** Keeps the key's first answer, replacing one past retention, and drops expired keys now and then. */
+    private void remember(String key, KeyUse use) {
+        long retention = config.keyRetention().toMillis();
+        keys.compute(key, (k, earlier) -> earlier == null || use.at() - earlier.at() >= retention ? use : earlier);
+        if (keys.size() > 10_000) {
+            keys.values().removeIf(old -> use.at() - old.at() >= retention);
+        }
+    }
+
+    private static void sleep(java.time.Duration duration) {
+        if (duration.isZero()) {
+            return;
+        }
+        try {
+            Thread.sleep(duration.toMillis()); // the simulated network and processing time of a remote provider
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     private GatewayHttp.Response listRefunds(Map<String, String> query) {
         String charge = query.get("charge");
-        int limit = (int) Math.max(1, Math.min(100, minor(query.getOrDefault("limit", "10"))));
+        int limit = (int) Math.max(1, Math.min(100, units(query.getOrDefault("limit", "10"))));
         List<GatewayRefund> all = ledger.matching(r -> r.metadata().containsKey(CHARGE_KEY)
                 && (charge == null || charge.equals(r.metadata().get(CHARGE_KEY))));
         int from = 0;
@@ -220,9 +270,11 @@ final class StripeEndpoint {
         return new GatewayHttp.Response(200, list);
     }
 
+    /** What the charge's refunds took from it: a refund that failed or was canceled gave its amount back. */
     private long refundedOf(String chargeId) {
-        return ledger.matching(r -> chargeId.equals(r.metadata().get(CHARGE_KEY))).stream()
-                .mapToLong(r -> MinorUnits.toMinor(r.amount(), r.currency())).sum();
+        return ledger.matching(r -> chargeId.equals(r.metadata().get(CHARGE_KEY))).stream().map(statuses::current)
+                .filter(r -> !r.finalStatus() || GatewayRefund.SUCCEEDED.equals(r.status()))
+                .mapToLong(r -> StripeMinorUnits.toStripe(r.amount(), r.currency())).sum();
     }
 
     private static Map<String, String> withCharge(Map<String, String> metadata, String charge) {
@@ -261,7 +313,7 @@ final class StripeEndpoint {
         String charge = metadata.remove(CHARGE_KEY);
         body.put("id", refund.id());
         body.put("object", "refund");
-        body.put("amount", MinorUnits.toMinor(refund.amount(), refund.currency()));
+        body.put("amount", StripeMinorUnits.toStripe(refund.amount(), refund.currency()));
         body.put("charge", charge);
         body.put("created", refund.createdAt() / 1000);
         body.put("currency", refund.currency().toLowerCase(Locale.ROOT));
@@ -289,7 +341,7 @@ final class StripeEndpoint {
         return Map.of("error", error);
     }
 
-    private static long minor(String value) {
+    private static long units(String value) {
         try {
             return value == null ? 0 : Long.parseLong(value);
         } catch (NumberFormatException e) {

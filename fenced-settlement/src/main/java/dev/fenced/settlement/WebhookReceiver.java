@@ -143,6 +143,9 @@ public final class WebhookReceiver {
         } catch (WebhookRejectedException e) {
             log.warn("webhook refused: {}", e.getMessage());
             return new Receipt(Outcome.REJECTED, null, null, "refused: " + e.getMessage());
+        } catch (RuntimeException e) { // a provider's reader that failed on what it was sent: the delivery, not the receiver, is at fault
+            log.warn("webhook refused: the event could not be read: {}", e.toString());
+            return new Receipt(Outcome.REJECTED, null, null, "refused: the event could not be read");
         }
         String refundId = event.aboutRefund() ? event.refund().reference() : null;
         try {

@@ -1,7 +1,6 @@
 package dev.fenced.stripe;
 
 import com.stripe.StripeClient;
-import com.stripe.exception.ApiConnectionException;
 import com.stripe.exception.AuthenticationException;
 import com.stripe.exception.CardException;
 import com.stripe.exception.IdempotencyException;
@@ -16,7 +15,7 @@ import com.stripe.param.RefundListParams;
 import dev.fenced.gateway.GatewayException;
 import dev.fenced.gateway.GatewayException.Outcome;
 import dev.fenced.gateway.GatewayRefund;
-import dev.fenced.gateway.MinorUnits;
+import dev.fenced.gateway.StripeMinorUnits;
 import dev.fenced.gateway.RefundGateway;
 import java.math.BigDecimal;
 import java.net.URI;
@@ -41,12 +40,15 @@ import java.util.TreeMap;
  * the charge, finds nothing. {@link #refundsOf} lists every refund of the account and keeps the
  * merchant's: it reads the whole account, and is meant for reconciliation, not for every run.
  *
- * <p>Errors, by what they mean for the money: a key reused with other parameters
- * ({@code idempotency_error}), any other 400/402/404 (an amount above what the charge has left
- * unrefunded, an unknown charge) are {@link Outcome#REJECTED}; 401 and 403 are
- * {@link Outcome#UNAVAILABLE} with {@link GatewayException#credentialsRefused()}; a 429 is
- * {@link Outcome#UNAVAILABLE} with its {@code Retry-After}; a connection error or a 5xx is
- * {@link Outcome#UNKNOWN} (the request may have been made). The library's own retries are off: the
+ * <p>Errors, by what they mean for the money: a card error and the 400/404s that refuse this refund
+ * (an amount above what the charge has left, a charge already refunded or disputed, an unknown
+ * charge) are {@link Outcome#REJECTED}; any other 400/404 (an unknown parameter, a wrong API base)
+ * and 401/403 are {@link Outcome#UNAVAILABLE}, the latter with
+ * {@link GatewayException#credentialsRefused()}; a 429 is {@link Outcome#UNAVAILABLE} with its
+ * {@code Retry-After}; a key used before or in use now ({@code idempotency_error}, 409), a
+ * connection error, a 5xx or an answer the library could not read are {@link Outcome#UNKNOWN}
+ * (a refund under the key may exist: looked up, never marked failed). Amounts go in Stripe's
+ * units ({@link StripeMinorUnits}); one that does not fit is refused before anything is sent. The library's own retries are off: the
  * worker retries, under the same key. Messages name Stripe's code and request id, never the key.
  * Immutable and thread-safe.
  */
@@ -64,7 +66,7 @@ public final class StripeRefundGateway implements RefundGateway {
         this.charges = Objects.requireNonNull(b.charges, "charges");
         this.callTimeout = b.timeout;
         this.client = StripeClient.builder().setApiKey(b.apiKey).setApiBase(b.apiBase.toString().replaceAll("/+$", ""))
-                .setMaxNetworkRetries(0).setConnectTimeout((int) Math.min(b.timeout.toMillis(), 5_000))
+                .setMaxNetworkRetries(0).setConnectTimeout((int) connectTimeout().toMillis())
                 .setReadTimeout((int) b.timeout.toMillis()).build();
     }
 
@@ -80,18 +82,18 @@ public final class StripeRefundGateway implements RefundGateway {
     @Override
     public GatewayRefund createRefund(String idempotencyKey, String reference, String merchant, BigDecimal amount, String currency,
                                       Map<String, String> metadata) {
-        long minor;
+        long units;
         try {
-            minor = MinorUnits.toMinor(amount, currency);
+            units = StripeMinorUnits.toStripe(amount, currency);
         } catch (IllegalArgumentException e) {
             throw new GatewayException("refund of " + reference + " not sent to Stripe: " + e.getMessage(), 0, Outcome.REJECTED, e);
         }
+        String charge = chargeOf(merchant, reference);
         Map<String, String> all = new TreeMap<>(metadata);
         all.put(REFUND_ID, reference);
         all.put(MERCHANT, merchant);
         all.put(IDEMPOTENCY_KEY, idempotencyKey);
-        RefundCreateParams params = RefundCreateParams.builder().setCharge(charges.chargeOf(merchant, reference)).setAmount(minor)
-                .putAllMetadata(all).build();
+        RefundCreateParams params = RefundCreateParams.builder().setCharge(charge).setAmount(units).putAllMetadata(all).build();
         try {
             return toGateway(client.refunds().create(params, RequestOptions.builder().setIdempotencyKey(idempotencyKey).build()));
         } catch (StripeException e) {
@@ -99,10 +101,17 @@ public final class StripeRefundGateway implements RefundGateway {
         }
     }
 
-    /** Stripe has no lookup by key alone: see {@link #findByKey(String, String, String)}. Always empty. */
+    /**
+     * Stripe has no lookup by key alone, and this adapter cannot tell which charge to search: it
+     * answers that the refund's existence is unknown (never "absent", which would let a caller send
+     * it again). Callers ask {@link #findByKey(String, String, String)}; a wrapper must forward that.
+     *
+     * @throws GatewayException always, {@link Outcome#UNKNOWN}
+     */
     @Override
     public Optional<GatewayRefund> findByKey(String idempotencyKey) {
-        return Optional.empty();
+        throw new GatewayException("Stripe has no lookup by idempotency key alone: ask findByKey(merchant, reference, key)", 0,
+                Outcome.UNKNOWN, null);
     }
 
     /** The refund of the row's charge whose metadata names this key, however old. */
@@ -133,39 +142,65 @@ public final class StripeRefundGateway implements RefundGateway {
         }
     }
 
+    /** The longest one request may take: its connect and read timeouts together (per page, for a lookup). */
     @Override
     public Optional<Duration> callTimeout() {
-        return Optional.of(callTimeout);
+        return Optional.of(callTimeout.plus(connectTimeout()));
+    }
+
+    private Duration connectTimeout() {
+        return Duration.ofMillis(Math.min(callTimeout.toMillis(), 5_000));
+    }
+
+    /** The resolver's charge for the row; a missing one, or a resolver that fails, sends nothing. */
+    private String chargeOf(String merchant, String reference) {
+        String charge;
+        try {
+            charge = charges.chargeOf(merchant, reference);
+        } catch (RuntimeException e) {
+            throw new GatewayException("no charge for " + reference + " of " + merchant + ": the ChargeResolver failed: " + e.getMessage(),
+                    0, Outcome.UNAVAILABLE, e);
+        }
+        if (charge == null || charge.isBlank()) {
+            throw new GatewayException("no charge for " + reference + " of " + merchant + ": the ChargeResolver gave none", 0,
+                    Outcome.UNAVAILABLE, null);
+        }
+        return charge;
     }
 
     /** Every refund of the account whose metadata names {@code merchant}, oldest first. Reads the whole account. */
     @Override
     public List<GatewayRefund> refundsOf(String merchant) {
         List<GatewayRefund> out = new ArrayList<>();
-        try {
-            for (Refund refund : client.refunds().list(RefundListParams.builder().setLimit(100L).build()).autoPagingIterable()) {
-                GatewayRefund mapped = toGateway(refund);
-                if (merchant.equals(mapped.merchant())) {
-                    out.add(mapped);
-                }
+        for (GatewayRefund refund : list("listing the refunds of " + merchant, RefundListParams.builder().setLimit(100L).build())) {
+            if (merchant.equals(refund.merchant())) {
+                out.add(refund);
             }
-        } catch (StripeException e) {
-            throw classify("listing the refunds of " + merchant, e);
         }
         out.sort((a, b) -> Long.compare(a.createdAt(), b.createdAt()));
         return out;
     }
 
     private List<GatewayRefund> refundsOfCharge(String merchant, String reference) {
-        String charge = charges.chargeOf(merchant, reference);
+        String charge = chargeOf(merchant, reference);
+        return list("listing the refunds of charge " + charge, RefundListParams.builder().setCharge(charge).setLimit(100L).build());
+    }
+
+    /** Every page of a list; a failure on any page is classified, as the first page's is. */
+    private List<GatewayRefund> list(String what, RefundListParams params) {
         List<GatewayRefund> out = new ArrayList<>();
         try {
-            for (Refund refund : client.refunds().list(RefundListParams.builder().setCharge(charge).setLimit(100L).build())
-                    .autoPagingIterable()) {
+            for (Refund refund : client.refunds().list(params).autoPagingIterable()) {
                 out.add(toGateway(refund));
             }
         } catch (StripeException e) {
-            throw classify("listing the refunds of charge " + charge, e);
+            throw classify(what, e);
+        } catch (RuntimeException e) {
+            // The library's pages after the first wrap their StripeException in a RuntimeException.
+            if (e.getCause() instanceof StripeException stripe) {
+                throw classify(what, stripe);
+            }
+            throw new GatewayException(what + " failed: " + e.getMessage(), 0, Outcome.UNKNOWN, e);
         }
         return out;
     }
@@ -174,11 +209,21 @@ public final class StripeRefundGateway implements RefundGateway {
     static GatewayRefund toGateway(Refund refund) {
         Map<String, String> metadata = refund.getMetadata() == null ? Map.of() : refund.getMetadata();
         String currency = refund.getCurrency() == null ? "" : refund.getCurrency().toUpperCase(Locale.ROOT);
-        BigDecimal amount = MinorUnits.fromMinor(refund.getAmount() == null ? 0 : refund.getAmount(), currency);
+        long units = refund.getAmount() == null ? 0 : refund.getAmount();
+        BigDecimal amount;
+        try {
+            amount = StripeMinorUnits.fromStripe(units, currency);
+        } catch (RuntimeException notThisCurrencysAmount) {
+            amount = BigDecimal.valueOf(units); // as Stripe said it: it will match no row, and be reported rather than confirmed
+        }
         long created = refund.getCreated() == null ? 0 : refund.getCreated() * 1000;
         return new GatewayRefund(refund.getId(), metadata.getOrDefault(IDEMPOTENCY_KEY, ""), metadata.getOrDefault(REFUND_ID, ""),
                 metadata.getOrDefault(MERCHANT, ""), amount, currency, created, metadata, refund.getStatus(), refund.getFailureReason());
     }
+
+    /** Codes of a 400 that refuse this refund for good; any other 400 or 404 is a configuration problem: nothing made, try later. */
+    private static final java.util.Set<String> REFUSALS = java.util.Set.of("amount_too_large", "charge_already_refunded", "charge_disputed",
+            "charge_expired_for_capture", "resource_missing", "refund_disputed_payment", "balance_insufficient", "insufficient_funds");
 
     /** Stripe's error, classified by what it says about the refund. */
     static GatewayException classify(String what, StripeException e) {
@@ -188,16 +233,22 @@ public final class StripeRefundGateway implements RefundGateway {
         if (e instanceof RateLimitException) { // first: the library makes it a kind of InvalidRequestException
             return new GatewayException(message, 429, Outcome.UNAVAILABLE, retryAfter(e), e);
         }
-        if (e instanceof IdempotencyException || e instanceof CardException || e instanceof InvalidRequestException) {
+        if (e instanceof IdempotencyException || status == 409) {
+            // The key was used before, or is in use now: a refund under it may exist. Looked up, never marked failed.
+            return new GatewayException(message, status, Outcome.UNKNOWN, e);
+        }
+        if (e instanceof CardException) {
             return new GatewayException(message, status, Outcome.REJECTED, e);
+        }
+        if (e instanceof InvalidRequestException) {
+            boolean refusal = e.getCode() != null && REFUSALS.contains(e.getCode()) && (status == 400 || status == 402 || status == 404);
+            return new GatewayException(message, status, refusal ? Outcome.REJECTED : Outcome.UNAVAILABLE, e);
         }
         if (e instanceof AuthenticationException || e instanceof PermissionException) {
             return new GatewayException(message, status == 0 ? 401 : status, Outcome.UNAVAILABLE, e);
         }
-        if (e instanceof ApiConnectionException) {
-            return new GatewayException(message, 0, Outcome.UNKNOWN, e); // the request may have reached Stripe
-        }
-        return new GatewayException(message, status, status == 0 ? Outcome.UNKNOWN : GatewayException.classify(status), e);
+        // A connection error, a 5xx, an answer the library could not read: the request may have made the refund.
+        return new GatewayException(message, status, Outcome.UNKNOWN, e);
     }
 
     private static Duration retryAfter(StripeException e) {
@@ -241,7 +292,7 @@ public final class StripeRefundGateway implements RefundGateway {
             return this;
         }
 
-        /** The longest one call may take (connect at most 5 s of it); 10 s by default. */
+        /** The read timeout of one request, 10 s by default; connecting may take up to 5 s more ({@link #callTimeout()}). */
         public Builder timeout(Duration timeout) {
             this.timeout = timeout;
             return this;

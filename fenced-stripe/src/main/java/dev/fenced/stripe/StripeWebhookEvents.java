@@ -14,7 +14,8 @@ import java.nio.charset.StandardCharsets;
  * {@code WebhookReceiver.of(dataSource, signature, StripeWebhookEvents::read)}: a refund event's
  * {@code data.object} is a Stripe refund, whose row the adapter's metadata names
  * ({@link StripeRefundGateway#toGateway}). The signature is checked before, by the receiver, in the
- * same scheme as Stripe's {@code Webhook.constructEvent}. Events of other kinds carry no refund.
+ * same scheme as Stripe's {@code Webhook.constructEvent}. {@code refund.*} and
+ * {@code charge.refund.*} events carry the refund; events of other kinds carry none.
  */
 public final class StripeWebhookEvents {
     private StripeWebhookEvents() {
@@ -35,7 +36,7 @@ public final class StripeWebhookEvents {
             throw new WebhookRejectedException("event body is not a Stripe event: no id or type");
         }
         long created = event.getCreated() == null ? 0 : event.getCreated();
-        if (!event.getType().startsWith("refund.")) {
+        if (!event.getType().startsWith("refund.") && !event.getType().startsWith("charge.refund.")) {
             return new WebhookEvent(event.getId(), event.getType(), created, null);
         }
         StripeObject object;
@@ -49,6 +50,12 @@ public final class StripeWebhookEvents {
                 || refund.getStatus() == null) {
             throw new WebhookRejectedException("event " + event.getId() + " does not carry a refund with its id, amount, currency and status");
         }
-        return new WebhookEvent(event.getId(), event.getType(), created, StripeRefundGateway.toGateway(refund));
+        try {
+            // The receiver reads refund events by type: charge.refund.updated carries the same refund object as refund.updated.
+            String type = event.getType().startsWith("charge.") ? event.getType().substring("charge.".length()) : event.getType();
+            return new WebhookEvent(event.getId(), type, created, StripeRefundGateway.toGateway(refund));
+        } catch (RuntimeException e) {
+            throw new WebhookRejectedException("event " + event.getId() + " carries a refund that cannot be read: " + e.getMessage());
+        }
     }
 }

@@ -59,12 +59,13 @@ class StripeRefundGatewayTest {
                     .as("a replay under the key").isEqualTo(made.id());
             assertThat(gateway.ledger()).hasSize(1);
             assertThatThrownBy(() -> stripe.createRefund("k_815", "r_815", "m_4471", new BigDecimal("70.26"), "EUR", Map.of("owner", "d_1")))
-                    .isInstanceOfSatisfying(GatewayException.class, e -> {
-                        assertThat(e.outcome()).isEqualTo(GatewayException.Outcome.REJECTED);
+                    .as("a key used before: a refund under it exists, so in doubt, never refused").isInstanceOfSatisfying(GatewayException.class, e -> {
+                        assertThat(e.outcome()).isEqualTo(GatewayException.Outcome.UNKNOWN);
                         assertThat(e.getMessage()).contains("IdempotencyException").doesNotContain(API_KEY);
                     });
 
-            assertThat(stripe.findByKey("k_815")).as("no lookup by key alone at Stripe").isEmpty();
+            assertThatThrownBy(() -> stripe.findByKey("k_815")).as("no lookup by key alone at Stripe: unknown, never absent")
+                    .isInstanceOfSatisfying(GatewayException.class, e -> assertThat(e.outcome()).isEqualTo(GatewayException.Outcome.UNKNOWN));
             assertThat(stripe.findByKey("m_4471", "r_815", "k_815")).contains(made);
             assertThat(stripe.findByKey("m_4471", "r_815", "k_other")).isEmpty();
             assertThat(stripe.findByReference("m_4471", "r_815")).containsExactly(made);
@@ -75,6 +76,9 @@ class StripeRefundGatewayTest {
 
             clock.advance(Duration.ofHours(25));
             assertThat(stripe.findByKey("m_4471", "r_815", "k_815")).as("found by its metadata after Stripe forgot the key").contains(made);
+            assertThatThrownBy(() -> stripe.createRefund("k_815", "r_815", "m_4471", new BigDecimal("70.25"), "EUR", Map.of("owner", "d_1")))
+                    .as("control: the key is forgotten, the same request is a new refund, beyond what the charge has left")
+                    .hasMessageContaining("amount_too_large");
         }
     }
 
@@ -101,6 +105,85 @@ class StripeRefundGatewayTest {
             assertThatThrownBy(() -> adapter(gateway, (merchant, reference) -> "ch_none").createRefund("k_5", "r_5", "m_1", BigDecimal.ONE, "EUR"))
                     .isInstanceOfSatisfying(GatewayException.class, e -> assertThat(e.outcome()).isEqualTo(GatewayException.Outcome.REJECTED));
         }
+    }
+
+    /**
+     * Amounts in Stripe's units, not ISO's: MGA has no decimals at Stripe, ISK two, KWD three ending
+     * in 0; an amount that does not fit is refused before anything is sent.
+     */
+    @Test
+    void amountsGoInStripesUnits() throws Exception {
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build())) {
+            StripeClient client = StripeClient.builder().setApiKey(API_KEY).setApiBase(gateway.url()).setMaxNetworkRetries(0).build();
+            Map<String, String> charges = new java.util.HashMap<>();
+            for (String[] c : new String[][] {{"MGA", "100000"}, {"ISK", "1000000"}, {"KWD", "100000"}}) {
+                charges.put(c[0], client.charges().create(ChargeCreateParams.builder().setAmount(Long.parseLong(c[1]))
+                        .setCurrency(c[0].toLowerCase(java.util.Locale.ROOT)).putMetadata("merchant", "m_1").build()).getId());
+            }
+            StripeRefundGateway stripe = adapter(gateway, (merchant, reference) -> charges.get(reference.substring(2)));
+            GatewayRefund mga = stripe.createRefund("k_1", "r_MGA", "m_1", new BigDecimal("150"), "MGA");
+            assertThat(client.refunds().retrieve(mga.id()).getAmount()).as("150 MGA, not 15000").isEqualTo(150L);
+            assertThat(mga.amount()).isEqualByComparingTo("150");
+            GatewayRefund isk = stripe.createRefund("k_2", "r_ISK", "m_1", new BigDecimal("1000"), "ISK");
+            assertThat(client.refunds().retrieve(isk.id()).getAmount()).as("1000 ISK, times 100").isEqualTo(100000L);
+            assertThat(isk.amount()).isEqualByComparingTo("1000");
+            GatewayRefund kwd = stripe.createRefund("k_3", "r_KWD", "m_1", new BigDecimal("1.230"), "KWD");
+            assertThat(client.refunds().retrieve(kwd.id()).getAmount()).isEqualTo(1230L);
+            assertThatThrownBy(() -> stripe.createRefund("k_4", "r_KWD", "m_1", new BigDecimal("1.234"), "KWD"))
+                    .isInstanceOfSatisfying(GatewayException.class, e -> assertThat(e.outcome()).isEqualTo(GatewayException.Outcome.REJECTED))
+                    .hasMessageContaining("must end in 0");
+            assertThat(gateway.ledger()).as("nothing sent for the amount that does not fit").hasSize(3);
+        }
+    }
+
+    /** Ten refunds at once against a charge that can take five: five are made, the charge never goes beyond what it captured. */
+    @Test
+    void concurrentRefundsNeverTakeAChargeBeyondWhatItCaptured() throws Exception {
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ofMillis(5)).build())) {
+            String charge = charge(gateway, "m_1", "100.00");
+            StripeRefundGateway stripe = adapter(gateway, (merchant, reference) -> charge);
+            java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(10);
+            try {
+                java.util.concurrent.CyclicBarrier together = new java.util.concurrent.CyclicBarrier(10);
+                List<java.util.concurrent.Future<Boolean>> made = new java.util.ArrayList<>();
+                for (int i = 0; i < 10; i++) {
+                    int n = i;
+                    made.add(pool.submit(() -> {
+                        together.await();
+                        try {
+                            stripe.createRefund("k_" + n, "r_" + n, "m_1", new BigDecimal("20.00"), "EUR");
+                            return true;
+                        } catch (GatewayException e) {
+                            assertThat(e.outcome()).isEqualTo(GatewayException.Outcome.REJECTED);
+                            return false;
+                        }
+                    }));
+                }
+                long succeeded = 0;
+                for (java.util.concurrent.Future<Boolean> each : made) {
+                    succeeded += each.get() ? 1 : 0;
+                }
+                assertThat(succeeded).isEqualTo(5);
+            } finally {
+                pool.shutdownNow();
+            }
+            assertThat(gateway.ledger().stream().map(GatewayRefund::amount).reduce(BigDecimal.ZERO, BigDecimal::add)).isEqualByComparingTo("100.00");
+        }
+    }
+
+    /** The classification of answers no simulator run gives: a key in use, a 400 about the request rather than the refund, an unreadable 200. */
+    @Test
+    void answersThatSayNothingOfTheRefundAreNeverRefusals() {
+        assertThat(StripeRefundGateway.classify("x", new com.stripe.exception.ApiException("key in use", "req_1", "idempotency_key_in_use", 409, null))
+                .outcome()).isEqualTo(GatewayException.Outcome.UNKNOWN);
+        assertThat(StripeRefundGateway.classify("x", new com.stripe.exception.IdempotencyException("other parameters", "req_1", null, 400))
+                .outcome()).isEqualTo(GatewayException.Outcome.UNKNOWN);
+        assertThat(StripeRefundGateway.classify("x", new com.stripe.exception.InvalidRequestException("Received unknown parameter", "foo",
+                "req_1", "parameter_unknown", 400, null)).outcome()).as("a configuration problem, not this refund's").isEqualTo(GatewayException.Outcome.UNAVAILABLE);
+        assertThat(StripeRefundGateway.classify("x", new com.stripe.exception.ApiException("Invalid response object", "req_1", null, 200, null))
+                .outcome()).as("an answer the library could not read: the refund may exist").isEqualTo(GatewayException.Outcome.UNKNOWN);
+        assertThat(StripeRefundGateway.classify("x", new com.stripe.exception.InvalidRequestException("too large", "amount", "req_1",
+                "amount_too_large", 400, null)).outcome()).as("control: a refusal of this refund").isEqualTo(GatewayException.Outcome.REJECTED);
     }
 
     /** Stripe's other errors, each by what it means for the money; the key never shows. */
@@ -136,6 +219,10 @@ class StripeRefundGatewayTest {
         assertThatThrownBy(() -> StripeRefundGateway.builder().apiKey("sk test").charges((m, r) -> "ch").build())
                 .isInstanceOf(IllegalArgumentException.class).hasMessageNotContaining("sk test");
         assertThatThrownBy(() -> StripeRefundGateway.builder().apiKey(API_KEY).build()).hasMessageContaining("ChargeResolver");
-        assertThat(List.of(nowhere.callTimeout().orElseThrow())).containsExactly(Duration.ofSeconds(1));
+        assertThat(List.of(nowhere.callTimeout().orElseThrow())).as("read and connect").containsExactly(Duration.ofSeconds(2));
+        StripeRefundGateway noCharge = StripeRefundGateway.builder().apiKey(API_KEY).apiBase(URI.create("http://127.0.0.1:" + closed))
+                .charges((merchant, reference) -> null).build();
+        assertThatThrownBy(() -> noCharge.createRefund("k_1", "r_1", "m_1", BigDecimal.ONE, "EUR")).as("nothing sent without a charge")
+                .isInstanceOfSatisfying(GatewayException.class, e -> assertThat(e.outcome()).isEqualTo(GatewayException.Outcome.UNAVAILABLE));
     }
 }

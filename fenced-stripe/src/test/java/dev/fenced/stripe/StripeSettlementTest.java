@@ -30,8 +30,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * The settlement worker paying through Stripe's official library: a merchant's 40 refunds
  * (2,810.00 EUR) against one captured charge, with 30 % of the refund requests answered 500 after Stripe
- * made the refund. Every retry goes out under the row's key, so each refund is made once, and the
- * provider's final word then settles every row. Control: a Stripe that ignores keys makes a
+ * made the refund; Stripe answers every retry under that key with the same 500, so the worker
+ * finds those refunds among their charges' refunds by the key in metadata. Each refund is made
+ * once, and the provider's final word then settles every row. Control: a Stripe that ignores keys makes a
  * second refund for retried rows (the charge captured twice the total, so the limit does not hide it).
  */
 class StripeSettlementTest {
@@ -47,8 +48,17 @@ class StripeSettlementTest {
                 .failAfter(0.3).seed(4471).idempotency(!control).build());
              RedisLeaseStore leases = RedisLeaseStore.builder(TestRedis.uri())
                      .tokens(TokenPolicy.redisCounter(JdbcFenceFloor.of(db, RefundSchema.table(), Merchants::merchantOf))).build()) {
-            String charge = StripeRefundGatewayTest.charge(gateway, merchant, "5620.00");
-            StripeRefundGateway stripe = StripeRefundGatewayTest.adapter(gateway, (m, reference) -> charge);
+            // A charge of its own for every row, capturing twice its amount: the limit must not hide a second refund.
+            Map<String, String> charges = new java.util.HashMap<>();
+            for (Map.Entry<String, BigDecimal> row : amounts(db, merchant).entrySet()) {
+                charges.put(row.getKey(), StripeRefundGatewayTest.charge(gateway, merchant, row.getValue().multiply(BigDecimal.valueOf(2)).toPlainString()));
+            }
+            StripeRefundGateway stripe = StripeRefundGatewayTest.adapter(gateway, (m, reference) -> {
+                if (!m.equals(merchant) || !charges.containsKey(reference)) {
+                    throw new IllegalStateException("no charge for " + m + "/" + reference);
+                }
+                return charges.get(reference);
+            });
             SettlementOutcome outcome = SettlementWorker.builder().leaseStore(leases).dataSource(db).gateway(stripe)
                     .ttl(Duration.ofSeconds(10)).gatewayBackoff(Duration.ofMillis(10)).gatewayAttempts(5).build().settle(merchant);
             List<GatewayRefund> made = gateway.ledger().stream().filter(r -> merchant.equals(r.merchant())).toList();
@@ -60,6 +70,7 @@ class StripeSettlementTest {
             assertThat(outcome.result()).isEqualTo(SettlementOutcome.Result.COMPLETED);
             assertThat(outcome.sent()).isEqualTo(40);
             assertThat(perRow).hasSize(40).allSatisfy((row, count) -> assertThat(count).as(row).isEqualTo(1));
+            assertThat(made).allSatisfy(refund -> assertThat(refund.metadata()).containsEntry("stripe_charge", charges.get(refund.reference())));
             assertThat(made.stream().map(GatewayRefund::amount).reduce(BigDecimal.ZERO, BigDecimal::add)).isEqualByComparingTo("2810.00");
 
             RefundLifecycle.Report word = RefundLifecycle.of(db, stripe).poll(merchant, Duration.ZERO);
@@ -68,5 +79,19 @@ class StripeSettlementTest {
             assertThat(stripe.findByReference(merchant, merchant + "_r001")).extracting(GatewayRefund::id)
                     .containsExactly(byReference.get(merchant + "_r001").id());
         }
+    }
+
+    private static Map<String, BigDecimal> amounts(DataSource db, String merchant) throws Exception {
+        Map<String, BigDecimal> out = new java.util.TreeMap<>();
+        try (java.sql.Connection c = db.getConnection();
+             java.sql.PreparedStatement s = c.prepareStatement("SELECT id, amount FROM refund WHERE merchant = ?")) {
+            s.setString(1, merchant);
+            try (java.sql.ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    out.put(rs.getString(1), rs.getBigDecimal(2));
+                }
+            }
+        }
+        return out;
     }
 }
