@@ -143,7 +143,8 @@ final class RefundEndpoint {
         }
     }
 
-    private static void sleep(Duration duration) {
+    /** The simulated network and processing time of a remote gateway, on this thread. */
+    static void sleep(Duration duration) {
         if (duration.isZero()) {
             return;
         }

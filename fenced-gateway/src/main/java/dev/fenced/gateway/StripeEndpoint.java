@@ -161,7 +161,7 @@ final class StripeEndpoint {
             return error(404, "invalid_request_error", "resource_missing", "No such charge: '" + GatewayHttp.shorten(form.getOrDefault("charge", ""))
                     + "'", "charge");
         }
-        sleep(config.latency());
+        RefundEndpoint.sleep(config.latency());
         double draw = faults.draw();
         if (draw < 1.0 && draw >= 1.0 - config.rateLimited()) { // nothing executed: nothing saved under the key
             long seconds = (config.retryAfter().toMillis() + 999) / 1000;
@@ -209,7 +209,7 @@ final class StripeEndpoint {
         if (draw < config.failBefore() + config.failAfter()) {
             answer = new GatewayHttp.Response(500, stripeError("api_error", null, "injected fault after creating the refund", null));
         } else if (draw < config.failBefore() + config.failAfter() + config.slow()) {
-            sleep(config.slowDelay());
+            RefundEndpoint.sleep(config.slowDelay());
         }
         if (idempotent) {
             remember(key, new KeyUse(parameters, config.clock().millis(), answer));
@@ -230,17 +230,6 @@ final class StripeEndpoint {
         keys.compute(key, (k, earlier) -> earlier == null || use.at() - earlier.at() >= retention ? use : earlier);
         if (keys.size() > 10_000) {
             keys.values().removeIf(old -> use.at() - old.at() >= retention);
-        }
-    }
-
-    private static void sleep(java.time.Duration duration) {
-        if (duration.isZero()) {
-            return;
-        }
-        try {
-            Thread.sleep(duration.toMillis()); // the simulated network and processing time of a remote provider
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
         }
     }
 

@@ -66,8 +66,8 @@ final class ChaosGateway implements AutoCloseable {
 
     /** In-flight answers are lost; the ledger on disk is what it comes back with. */
     void restart() {
+        current.close(); // first: what it delivered up to its last moment is counted
         WebhookStats stats = webhookStats();
-        current.close();
         beforeRestarts = new WebhookStats(stats.delivered(), stats.lost(), stats.duplicated(), stats.reordered(), stats.refusedDeliveries(),
                 stats.givenUp(), 0);
         current = PaymentGateway.start(config);
