@@ -19,7 +19,7 @@ import picocli.CommandLine.Option;
                 "With --repair, it fixes the safe cases under the merchant's lease and a fresh token, through fenced writes.",
                 "Exit codes: 0 the rows and the gateway agree (after the repair), 8 discrepancies remain or failed rows without"
                         + " a refund (they need an operator: --repair --retry-failed sends them again) or rows past the key retention"
-                        + " with no refund (--repair --resend-expired), 4 a worker holds the"
+                        + " with no refund (--repair --resend-expired) or returned refunds (--repair --resend-returned), 4 a worker holds the"
                         + " merchant's lease (--repair), 15 a database wait ran out (a row lock another session kept past"
                         + " --lock-timeout), 1 runtime failure, 2 usage error."})
 final class ReconcileCommand implements Callable<Integer> {
@@ -37,6 +37,10 @@ final class ReconcileCommand implements Callable<Integer> {
     @Option(names = "--resend-expired", description = "with --repair: give a row stuck in sending past the gateway's key retention,"
             + " with no refund under its key or reference, a new key and put it back to pending")
     boolean resendExpired;
+
+    @Option(names = "--resend-returned", description = "with --repair: give a returned row (its refund failed or was canceled at"
+            + " the gateway: no money moved) a new key and put it back to pending, for a new attempt")
+    boolean resendReturned;
 
     @Mixin
     KeyRetentionOptions keyRetention;
@@ -73,6 +77,9 @@ final class ReconcileCommand implements Callable<Integer> {
         if (resendExpired && !repair) {
             throw new UsageException("--resend-expired goes with --repair");
         }
+        if (resendReturned && !repair) {
+            throw new UsageException("--resend-returned goes with --repair");
+        }
         String dbUrl = databaseOptions.requireUrl();
         String gatewayUrl = gatewayOptions.requireUrl();
         if (repair) {
@@ -87,7 +94,8 @@ final class ReconcileCommand implements Callable<Integer> {
                 report = reconciliation.check(merchant);
             } else {
                 try (OpenLeases leases = connections.openLeases(db, "reconcile", FencedObserver.NONE)) {
-                    report = reconciliation.repair(merchant, leases.store(), ttl, retryFailed, resendExpired);
+                    report = reconciliation.repair(merchant, leases.store(), ttl,
+                            new Reconciliation.Repairs(retryFailed, resendExpired, resendReturned));
                 } catch (Reconciliation.LeaseHeldException busy) {
                     System.err.println("fenced reconcile: " + busy.getMessage());
                     return SettleCommand.LEASE_BUSY;

@@ -239,6 +239,9 @@ class MoneyCliTest {
         CliRun resendAlone = run("reconcile", "--merchant", merchant, "--resend-expired", "--db-url", DB, "--gateway-url", "http://127.0.0.1:1");
         assertThat(resendAlone.exit()).isEqualTo(FencedCli.USAGE);
         assertThat(resendAlone.stderr().strip().lines()).singleElement().asString().contains("--resend-expired goes with --repair");
+        CliRun returnedAlone = run("reconcile", "--merchant", merchant, "--resend-returned", "--db-url", DB, "--gateway-url", "http://127.0.0.1:1");
+        assertThat(returnedAlone.exit()).isEqualTo(FencedCli.USAGE);
+        assertThat(returnedAlone.stderr().strip().lines()).singleElement().asString().contains("--resend-returned goes with --repair");
         CliRun badMargin = run("reconcile", "--merchant", merchant, "--gateway-key-retention", "1h", "--key-retention-margin", "2h",
                 "--db-url", DB, "--gateway-url", "http://127.0.0.1:1");
         assertThat(badMargin.exit()).isEqualTo(FencedCli.USAGE);

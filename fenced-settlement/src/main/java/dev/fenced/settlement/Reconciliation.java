@@ -38,7 +38,9 @@ import javax.sql.DataSource;
  * {@code failed} row without a refund goes back to {@code pending} for another attempt under the
  * same key; with {@code resendExpired}, a row stuck in {@code sending} past the provider's key
  * retention, with no refund under its key or reference, goes back to {@code pending} under a new
- * key. Everything else (a row sent without a refund, a refund that does not match its row, a
+ * key; with {@code resendReturned}, a {@code returned} row (the provider failed or canceled the
+ * refund after accepting it: no money moved) goes back to {@code pending} under a new key, for a
+ * new attempt. Everything else (a row sent without a refund, a refund that does not match its row, a
  * refund no row knows, a refund under a row's key that another deployment or row owns) is only
  * reported: it needs a person. Immutable and thread-safe.
  */
@@ -141,6 +143,8 @@ public final class Reconciliation {
     private static final FencedRows FAILED_ROWS = FencedRows.of(FencedTable.builder(RefundSchema.TABLE)
             .scopeColumn("merchant").states("failed", "sending", "sent").build());
     private static final FencedRows ROWS = FencedRows.of(RefundSchema.table());
+    private static final FencedRows RETURNED_ROWS = FencedRows.of(FencedTable.builder(RefundSchema.TABLE)
+            .scopeColumn("merchant").states("returned", "sending", "sent").build());
 
     /** {@code firstAttemptAgeMillis} is null for a row never claimed, or claimed before its first attempt was recorded. */
     private record Row(String id, BigDecimal amount, String currency, String key, String state, String gatewayReference,
@@ -221,6 +225,29 @@ public final class Reconciliation {
      * @throws LeaseHeldException when a worker holds the merchant's lease
      */
     public Report repair(String merchant, LeaseStore leases, Duration ttl, boolean retryFailed, boolean resendExpired) {
+        return repair(merchant, leases, ttl, new Repairs(retryFailed, resendExpired, false));
+    }
+
+    /**
+     * What a repair may do beyond marking sent the rows whose refund the gateway holds: each is an
+     * operator's decision, off by default.
+     *
+     * @param retryFailed put {@code failed} rows without a refund back to pending, under the same key
+     * @param resendExpired give rows past the key retention, with no refund anywhere, a new key
+     * @param resendReturned give {@code returned} rows (the provider's refund failed or was canceled:
+     *     no money moved) a new key and put them back to pending: a new attempt, a new refund
+     */
+    public record Repairs(boolean retryFailed, boolean resendExpired, boolean resendReturned) {
+    }
+
+    /**
+     * Checks, then repairs under the merchant's lease and a fresh token what {@code repairs} allows.
+     *
+     * @throws LeaseHeldException when a worker holds the merchant's lease
+     */
+    public Report repair(String merchant, LeaseStore leases, Duration ttl, Repairs repairs) {
+        boolean retryFailed = repairs.retryFailed();
+        boolean resendExpired = repairs.resendExpired();
         Merchants.requireValid(merchant);
         Optional<Lease> acquired = leases.tryAcquire(Merchants.resource(merchant), ttl);
         if (acquired.isEmpty()) {
@@ -235,6 +262,8 @@ public final class Reconciliation {
                     after.add(d.repaired(markSent(d, lease.token())));
                 } else if (d.kind() == Kind.KEY_EXPIRED_UNPAID && rekeyable.contains(d.refundId())) {
                     after.add(d.repaired(rekey(d.refundId(), lease.token())));
+                } else if (d.kind() == Kind.RETURNED && repairs.resendReturned()) {
+                    after.add(d.repaired(resend(d.refundId(), lease.token())));
                 } else {
                     after.add(d);
                 }
@@ -281,7 +310,9 @@ public final class Reconciliation {
             progress.rowChecked();
         }
         for (GatewayRefund refund : refunds) {
-            if (!keys.contains(refund.idempotencyKey()) && !ownedElsewhere(deployment, refund)) {
+            // A refund the provider failed or canceled moved no money: no row needs to answer for it (a row sent again holds a new key).
+            boolean moneyMoved = !refund.finalStatus() || GatewayRefund.SUCCEEDED.equals(refund.status());
+            if (moneyMoved && !keys.contains(refund.idempotencyKey()) && !ownedElsewhere(deployment, refund)) {
                 found.add(new Discrepancy(Kind.REFUND_WITHOUT_ROW, refund.reference(), null, refund.id(),
                         refund.amount().toPlainString() + " " + refund.currency() + " under key " + refund.idempotencyKey(), null));
             }
@@ -355,6 +386,12 @@ public final class Reconciliation {
                     + refund.amount().toPlainString() + " " + refund.currency() + "; row: " + merchant + " " + row.amount().toPlainString()
                     + " " + row.currency() + (row.gatewayReference() == null ? "" : " recorded as " + row.gatewayReference()), null);
         }
+        if (refund != null && row.state().equals("returned")
+                && !(GatewayRefund.FAILED.equals(refund.status()) || GatewayRefund.CANCELED.equals(refund.status()))) {
+            // Returned here, not failed there (succeeded, pending, or unsaid): resending it could pay twice. A person looks.
+            return new Discrepancy(Kind.MISMATCH, row.id(), row.state(), refund.id(), "returned here, but the gateway reports the refund "
+                    + (refund.status() == null ? "without a status" : refund.status()), null);
+        }
         Kind kind = switch (row.state()) {
             case "sent", "settled" -> refund == null ? Kind.SENT_WITHOUT_REFUND : null;
             case "returned" -> refund == null ? Kind.SENT_WITHOUT_REFUND : Kind.RETURNED;
@@ -405,6 +442,26 @@ public final class Reconciliation {
             ROWS.claim(connection, id, token);
             ROWS.finish(connection, id, token, "pending", Map.of("idempotency_key", UUID.randomUUID().toString()));
             forgetFirstAttempt(connection, id, token);
+        });
+        return "pending";
+    }
+
+    /**
+     * A returned row, its refund failed or canceled at the provider, taken with the repair's token:
+     * a new key (the old one names the failed refund), no failure reason, its first attempt
+     * forgotten, back to pending for a new attempt.
+     */
+    private String resend(String id, long token) {
+        inTransaction(connection -> {
+            RETURNED_ROWS.claim(connection, id, token);
+            ROWS.finish(connection, id, token, "pending", Map.of("idempotency_key", UUID.randomUUID().toString()));
+            forgetFirstAttempt(connection, id, token);
+            try (PreparedStatement clear = connection.prepareStatement(
+                    "UPDATE refund SET failure_reason = NULL WHERE id = ? AND fence = ? AND state = 'pending'")) {
+                clear.setString(1, id);
+                clear.setLong(2, token);
+                clear.executeUpdate();
+            }
         });
         return "pending";
     }

@@ -239,6 +239,57 @@ abstract class WebhookContract {
         assertThat(state(a.reference())).as("control: last write wins").isEqualTo("settled");
     }
 
+    /**
+     * Refunds the provider failed after accepting them (no money moved) are returned, and stay so
+     * until an operator says: {@code repair} with {@code resendReturned} gives each a new key and puts
+     * it back to pending, and the next settle pays each once, under the new key; reconcile then
+     * agrees (the failed refunds under the old keys moved no money). Control: the same repair
+     * without it leaves every row returned and sends nothing. A row returned here whose refund the
+     * provider reports succeeded is a mismatch, never sent again.
+     */
+    @Test
+    void returnedRefundsAreSentAgainUnderANewKeyOnlyWhenAnOperatorSaysSo() throws Exception {
+        String merchant = seed(3);
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).lifecycle(Duration.ZERO, 1.0).build())) {
+            settle(merchant, gateway);
+            GatewayClient client = GatewayClient.of(gateway.url(), Duration.ofSeconds(5));
+            assertThat(RefundLifecycle.of(db, client).poll(merchant, Duration.ZERO).returned()).hasSize(3);
+            Map<String, String> firstKeys = byId(merchant, "idempotency_key");
+            Reconciliation reconciliation = Reconciliation.of(db, client);
+            assertThat(reconciliation.check(merchant).discrepancies()).extracting(Reconciliation.Discrepancy::kind)
+                    .containsOnly(Reconciliation.Kind.RETURNED).hasSize(3);
+            reconciliation.repair(merchant, leases, Duration.ofSeconds(10), new Reconciliation.Repairs(false, false, false));
+            assertThat(states(merchant).values()).as("control: returned until an operator says").containsOnly("returned");
+            Reconciliation.Report resent = reconciliation.repair(merchant, leases, Duration.ofSeconds(10),
+                    new Reconciliation.Repairs(false, false, true));
+            assertThat(resent.discrepancies()).hasSize(3).allSatisfy(d -> assertThat(d.repairedTo()).isEqualTo("pending"));
+            assertThat(states(merchant).values()).containsOnly("pending");
+            Map<String, String> newKeys = byId(merchant, "idempotency_key");
+            newKeys.forEach((id, key) -> assertThat(key).as(id).isNotEqualTo(firstKeys.get(id)));
+            assertThat(byId(merchant, "failure_reason").values()).containsOnly((String) null);
+
+            settle(merchant, gateway);
+            List<GatewayRefund> made = gateway.ledger().stream().filter(r -> r.merchant().equals(merchant)).toList();
+            assertThat(made).hasSize(6);
+            assertThat(made.stream().filter(r -> newKeys.containsValue(r.idempotencyKey()))).as("one new refund per row, under its new key")
+                    .hasSize(3);
+            assertThat(states(merchant).values()).containsOnly("sent");
+            assertThat(reconciliation.check(merchant).discrepancies()).as("the failed refunds under the old keys moved no money").isEmpty();
+        }
+        // A row returned here whose refund the provider reports succeeded is never sent again: it would pay twice.
+        String paid = seed(1);
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build())) {
+            settle(paid, gateway);
+            execute("UPDATE refund SET state = 'returned' WHERE merchant = ?", paid);
+            Reconciliation reconciliation = Reconciliation.of(db, GatewayClient.of(gateway.url(), Duration.ofSeconds(5)));
+            assertThat(reconciliation.check(paid).discrepancies()).extracting(Reconciliation.Discrepancy::kind)
+                    .containsExactly(Reconciliation.Kind.MISMATCH);
+            reconciliation.repair(paid, leases, Duration.ofSeconds(10), new Reconciliation.Repairs(false, false, true));
+            assertThat(states(paid).values()).containsOnly("returned");
+            assertThat(gateway.ledger()).hasSize(1);
+        }
+    }
+
     /** Eight deliveries of one event at once: one moves the row, seven are duplicates. */
     @Test
     void concurrentDeliveriesOfOneEventMoveTheRowOnce() throws Exception {
@@ -288,6 +339,19 @@ abstract class WebhookContract {
             }
         }
         return states;
+    }
+
+    private Map<String, String> byId(String merchant, String column) throws SQLException {
+        Map<String, String> values = new TreeMap<>();
+        try (Connection c = db.getConnection(); PreparedStatement s = c.prepareStatement("SELECT id, " + column + " FROM refund WHERE merchant = ?")) {
+            s.setString(1, merchant);
+            try (ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    values.put(rs.getString(1), rs.getString(2));
+                }
+            }
+        }
+        return values;
     }
 
     private String state(String id) throws SQLException {
