@@ -107,6 +107,10 @@ final class WebhooksCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new UsageException("--webhook-secret: " + e.getMessage()); // the message never shows the secret
         }
+        InetSocketAddress address = new InetSocketAddress(bind, port);
+        if (address.isUnresolved()) {
+            throw new UsageException("--bind " + bind + " is not an address of this machine");
+        }
         String dbUrl = databaseOptions.requireUrl();
         boolean polling = gatewayOptions.gatewayUrl != null && !gatewayOptions.gatewayUrl.isBlank();
         RefundGateway gateway = polling ? Connections.gateway(gatewayOptions.gatewayUrl) : null;
@@ -116,7 +120,7 @@ final class WebhooksCommand implements Callable<Integer> {
         HikariDataSource db = Connections.database(dbUrl, 4, databaseWaits.resolve(Duration.ofSeconds(10)));
         HttpServer server;
         try {
-            server = HttpServer.create(new InetSocketAddress(bind, port), 64);
+            server = HttpServer.create(address, 64);
         } catch (IOException | IllegalArgumentException e) {
             db.close();
             throw new UncheckedIOException("could not listen on " + bind + ":" + port + ": " + e.getMessage(),
@@ -148,7 +152,8 @@ final class WebhooksCommand implements Callable<Integer> {
                 if (metrics != null) {
                     System.err.println("webhooks: metrics at http://" + metricsHost + ":" + metrics.port() + "/metrics");
                 }
-                System.out.println("webhooks listening on http://" + bind + ":" + server.getAddress().getPort() + "/webhooks ("
+                String host = bind.contains(":") ? "[" + bind + "]" : bind; // an IPv6 address in a URL
+                System.out.println("webhooks listening on http://" + host + ":" + server.getAddress().getPort() + "/webhooks ("
                         + seconds(tolerance) + " tolerance, " + given.size() + (given.size() == 1 ? " secret" : " secrets")
                         + (polling ? "; polling the gateway for sent refunds without news for " + seconds(pollAfter) + ", every "
                         + seconds(pollEvery) + ")" : "; no --gateway-url: lost events wait for fenced poll)"));

@@ -159,6 +159,9 @@ class WebhooksCliTest {
         assertThat(instant.exit()).isEqualTo(2);
         assertThat(instant.stderr()).contains("--tolerance must be at least 1s");
         assertThat(spaced.stderr()).contains("--webhook-secret: a webhook secret must be 1 to 255 characters without whitespace");
+        CliRun nowhere = CliRun.of("webhooks", "--db-url", DB, "--webhook-secret", SECRET, "--bind", "no-such-host.invalid");
+        assertThat(nowhere.exit()).as(nowhere.both()).isEqualTo(2);
+        assertThat(nowhere.oneLineError()).as(nowhere.stderr()).isTrue();
         CliRun noDb = CliRun.of("webhooks", "--webhook-secret", SECRET, "--db-url", "");
         assertThat(noDb.exit()).isEqualTo(2);
         assertThat(noDb.both()).doesNotContain(SECRET);
