@@ -183,24 +183,33 @@ public final class RefundLifecycle {
         }
     }
 
-    /** Only from sent, and only for the refund the row was confirmed with: a row never goes back from a final state. */
+    /** The poll's write, in a statement of its own (auto-commit on, as the pool's connection had it put back after). */
     private boolean moveForward(String id, String gatewayRefundId, FinalWord word) {
-        try (Connection connection = dataSource.getConnection();
-             PreparedStatement update = connection.prepareStatement("UPDATE refund SET state = ?, failure_reason = ?"
-                     + " WHERE id = ? AND state = 'sent' AND gateway_reference = ?")) {
+        try (Connection connection = dataSource.getConnection()) {
+            boolean autoCommit = RunWrites.autoCommitOn(connection);
+            try {
+                return moveForward(connection, id, gatewayRefundId, word);
+            } finally {
+                RunWrites.restore(connection, autoCommit);
+            }
+        } catch (SQLException e) {
+            throw new StoreUnavailableException("recording the provider's word on " + id + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * The one write of the provider's final word, the poll's and the webhooks': only from sent, and
+     * only for the refund the row was confirmed with, so a row never goes back from a final state.
+     * Returns whether the row moved.
+     */
+    static boolean moveForward(Connection connection, String id, String gatewayRefundId, FinalWord word) throws SQLException {
+        try (PreparedStatement update = connection.prepareStatement("UPDATE refund SET state = ?, failure_reason = ?"
+                + " WHERE id = ? AND state = 'sent' AND gateway_reference = ?")) {
             update.setString(1, word.state());
             update.setString(2, word.reason());
             update.setString(3, id);
             update.setString(4, gatewayRefundId);
-            boolean autoCommit = connection.getAutoCommit();
-            connection.setAutoCommit(true);
-            try {
-                return update.executeUpdate() == 1;
-            } finally {
-                connection.setAutoCommit(autoCommit);
-            }
-        } catch (SQLException e) {
-            throw new StoreUnavailableException("recording the provider's word on " + id + " failed: " + e.getMessage(), e);
+            return update.executeUpdate() == 1;
         }
     }
 }

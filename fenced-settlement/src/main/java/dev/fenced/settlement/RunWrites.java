@@ -151,7 +151,7 @@ final class RunWrites {
      * that hands out {@code autoCommit=false} (common in Spring applications) rolls back, when the
      * connection goes back, a write nobody committed, while the run would report it written.
      */
-    private static boolean autoCommitOn(Connection connection) throws SQLException {
+    static boolean autoCommitOn(Connection connection) throws SQLException {
         boolean found = connection.getAutoCommit();
         if (!found) {
             connection.setAutoCommit(true);
@@ -160,7 +160,7 @@ final class RunWrites {
     }
 
     /** Puts auto-commit back as found; a connection that cannot take it is broken, and the pool discards it. */
-    private static void restore(Connection connection, boolean autoCommit) {
+    static void restore(Connection connection, boolean autoCommit) {
         try {
             if (!autoCommit) {
                 connection.setAutoCommit(false);

@@ -230,15 +230,8 @@ public final class WebhookReceiver {
         if (!state.equals("sent")) {
             return new Receipt(Outcome.NO_CHANGE, event.id(), rowId, rowId + " stays " + state + " (the event says " + refund.status() + ")");
         }
-        try (PreparedStatement update = connection.prepareStatement(
-                "UPDATE refund SET state = ?, failure_reason = ? WHERE id = ? AND state = 'sent' AND gateway_reference = ?")) {
-            update.setString(1, word.state());
-            update.setString(2, word.reason());
-            update.setString(3, rowId);
-            update.setString(4, refund.id());
-            if (update.executeUpdate() != 1) {
-                throw new SQLException("the row " + rowId + " locked as sent was not updated");
-            }
+        if (!RefundLifecycle.moveForward(connection, rowId, refund.id(), word)) {
+            throw new SQLException("the row " + rowId + " locked as sent was not updated");
         }
         return new Receipt(word.settled() ? Outcome.SETTLED : Outcome.RETURNED, event.id(), rowId,
                 rowId + " " + word.state() + (word.reason() == null ? "" : " (" + word.reason() + ")"));
