@@ -7,7 +7,10 @@ import java.util.SplittableRandom;
  * The status the simulated gateway reports for a refund, derived from its age on the gateway's
  * clock: {@code pending} until {@link GatewayConfig#settleAfter()}, then {@code succeeded}, or
  * {@code failed} for a share {@link GatewayConfig#failLate()} drawn from the refund's id and the
- * seed, so that every lookup, before and after a restart, tells the same story. Stateless.
+ * seed, so that every lookup, before and after a restart, tells the same story. A refund of a
+ * charge made with Stripe's refund-failing test card ({@link StripeEndpoint}) succeeds as the
+ * others do and fails {@link #failsAfterSuccess(GatewayRefund) later}, as Stripe's card refunds
+ * can: {@code succeeded} is not the last word there. Stateless.
  */
 final class RefundStatuses {
     /** Stripe's code for a refund to a card that can no longer take it. */
@@ -25,11 +28,33 @@ final class RefundStatuses {
         this.seed = config.seed();
     }
 
+    /** How long after it succeeded a refund on the refund-failing card fails: the settle time, at least a second. */
+    private static final long MIN_FAIL_AFTER_SUCCESS_MILLIS = 1000;
+
     GatewayRefund current(GatewayRefund refund) {
-        if (clock.millis() < settlesAt(refund)) {
+        long now = clock.millis();
+        if (now < settlesAt(refund)) {
             return refund.withStatus(GatewayRefund.PENDING, null);
         }
+        if (failsAfterSuccess(refund) && now >= failsAt(refund)) {
+            return failedAfterSuccess(refund);
+        }
         return settled(refund);
+    }
+
+    /** Whether the refund succeeds first and fails later (a charge on Stripe's refund-failing test card). */
+    static boolean failsAfterSuccess(GatewayRefund refund) {
+        return refund.metadata().containsKey(StripeEndpoint.FAILS_AFTER_SUCCESS_KEY);
+    }
+
+    /** When a refund that {@link #failsAfterSuccess fails after success} fails, on the gateway's clock. */
+    long failsAt(GatewayRefund refund) {
+        return settlesAt(refund) + Math.max(settleAfterMillis, MIN_FAIL_AFTER_SUCCESS_MILLIS);
+    }
+
+    /** The refund as it is once it failed after success: the money came back to the merchant. */
+    static GatewayRefund failedAfterSuccess(GatewayRefund refund) {
+        return refund.withStatus(GatewayRefund.FAILED, LATE_FAILURE_REASON);
     }
 
     /** When the refund's status becomes final, on the gateway's clock. */

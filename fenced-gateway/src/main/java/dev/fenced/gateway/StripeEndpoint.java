@@ -34,7 +34,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * ({@link StripeMinorUnits}); an unknown charge or refund is a 404 {@code resource_missing}; a wrong
  * key is a 401; the latency and the injected faults apply: 429 {@code rate_limit} and 503 (nothing
  * made, nothing saved under the key), 500 {@code api_error} after the refund was made, a late
- * answer. Not modelled: payment intents,
+ * answer; Stripe's test card whose refunds fail ({@code source=tok_refundFail} or
+ * {@code payment_method=pm_card_refundFail} on the charge): its refunds succeed, then fail
+ * ({@code expired_or_canceled_card}) and give their amount back, as {@link RefundStatuses} times it.
+ * Not modelled: payment intents,
  * connected accounts ({@code Stripe-Account}), expansion, API versions, newest-first order,
  * {@code ending_before}, partial-capture charges, {@code reason}, and Stripe's ids ({@code gw_} ids,
  * not {@code re_}). Charges live in memory: a restart forgets them, not the refunds.
@@ -42,8 +45,12 @@ import java.util.concurrent.atomic.AtomicLong;
 final class StripeEndpoint {
     /** Where the refund's charge is kept on the ledger; never shown as metadata. */
     static final String CHARGE_KEY = "stripe_charge";
+    /** Marks, on the ledger, a refund of a charge made with Stripe's refund-failing test card; never shown as metadata. */
+    static final String FAILS_AFTER_SUCCESS_KEY = "stripe_refund_fails";
+    /** Stripe's test token and payment method whose refunds succeed and then fail. */
+    private static final java.util.Set<String> REFUND_FAIL_CARDS = java.util.Set.of("tok_refundFail", "pm_card_refundFail");
 
-    private record Charge(String id, long amount, String currency, String merchant) {
+    private record Charge(String id, long amount, String currency, String merchant, boolean refundsFail) {
     }
 
     /**
@@ -127,7 +134,8 @@ final class StripeEndpoint {
             return error(400, "invalid_request_error", "parameter_invalid_integer", "amount and currency are required", "amount");
         }
         String merchant = form.getOrDefault("metadata[merchant]", "acct_default");
-        Charge charge = new Charge(String.format("ch_%s%06d", run, chargeIds.incrementAndGet()), amount, currency, merchant);
+        boolean refundsFail = REFUND_FAIL_CARDS.contains(form.getOrDefault("source", form.getOrDefault("payment_method", "")));
+        Charge charge = new Charge(String.format("ch_%s%06d", run, chargeIds.incrementAndGet()), amount, currency, merchant, refundsFail);
         charges.put(charge.id(), charge);
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("id", charge.id());
@@ -195,7 +203,7 @@ final class StripeEndpoint {
             String currency = charge.currency().toUpperCase(Locale.ROOT);
             Ledger.Request request = new Ledger.Request(key == null ? "stripe_" + UUID.randomUUID() : key,
                     metadata.getOrDefault("refund_id", "refund_" + UUID.randomUUID()), metadata.getOrDefault("merchant", charge.merchant()),
-                    StripeMinorUnits.fromStripe(amount, currency), currency, withCharge(metadata, charge.id()));
+                    StripeMinorUnits.fromStripe(amount, currency), currency, withCharge(metadata, charge));
             Ledger.Result result = ledger.createOrReplay(request, config.idempotency());
             if (result.outcome() == Ledger.Outcome.CONFLICT) {
                 return error(400, "idempotency_error", null, "Keys for idempotent requests can only be used with the same parameters they"
@@ -266,9 +274,13 @@ final class StripeEndpoint {
                 .mapToLong(r -> StripeMinorUnits.toStripe(r.amount(), r.currency())).sum();
     }
 
-    private static Map<String, String> withCharge(Map<String, String> metadata, String charge) {
+    private static Map<String, String> withCharge(Map<String, String> metadata, Charge charge) {
         Map<String, String> out = new TreeMap<>(metadata);
-        out.put(CHARGE_KEY, charge);
+        out.put(CHARGE_KEY, charge.id());
+        out.remove(FAILS_AFTER_SUCCESS_KEY); // the card says it, not the caller's metadata
+        if (charge.refundsFail()) {
+            out.put(FAILS_AFTER_SUCCESS_KEY, "true");
+        }
         return out;
     }
 
@@ -300,6 +312,7 @@ final class StripeEndpoint {
         Map<String, Object> body = new LinkedHashMap<>();
         Map<String, String> metadata = new TreeMap<>(refund.metadata());
         String charge = metadata.remove(CHARGE_KEY);
+        metadata.remove(FAILS_AFTER_SUCCESS_KEY);
         body.put("id", refund.id());
         body.put("object", "refund");
         body.put("amount", StripeMinorUnits.toStripe(refund.amount(), refund.currency()));

@@ -89,7 +89,10 @@ final class WebhookSender implements AutoCloseable {
         thread.scheduleWithFixedDelay(this::deliverDue, TICK_MILLIS, TICK_MILLIS, TimeUnit.MILLISECONDS);
     }
 
-    /** A refund was made: its {@code refund.created} now, and its final event when it settles, if that is later. */
+    /**
+     * A refund was made: its {@code refund.created} now, its final event when it settles, if that is
+     * later, and its {@code refund.failed} when it fails after success.
+     */
     void created(GatewayRefund refund) {
         GatewayRefund now = statuses.current(refund);
         long at = clock.millis();
@@ -99,6 +102,10 @@ final class WebhookSender implements AutoCloseable {
             String type = GatewayRefund.SUCCEEDED.equals(settled.status()) ? WebhookEvent.REFUND_UPDATED : WebhookEvent.REFUND_FAILED;
             long settlesAt = statuses.settlesAt(refund);
             enqueue(event(type, settled, settlesAt), settlesAt);
+        }
+        if (RefundStatuses.failsAfterSuccess(refund)) {
+            long failsAt = statuses.failsAt(refund);
+            enqueue(event(WebhookEvent.REFUND_FAILED, RefundStatuses.failedAfterSuccess(refund), failsAt), failsAt);
         }
     }
 

@@ -392,6 +392,13 @@ public final class Reconciliation {
             return new Discrepancy(Kind.MISMATCH, row.id(), row.state(), refund.id(), "returned here, but the gateway reports the refund "
                     + (refund.status() == null ? "without a status" : refund.status()), null);
         }
+        if (refund != null && row.state().equals("settled")
+                && (GatewayRefund.FAILED.equals(refund.status()) || GatewayRefund.CANCELED.equals(refund.status()))) {
+            // A card refund that failed after it succeeded, whose news never came: the money is back with the merchant.
+            return new Discrepancy(Kind.MISMATCH, row.id(), row.state(), refund.id(), "settled here, but the gateway reports the refund "
+                    + refund.status() + (refund.failureReason() == null ? "" : " (" + refund.failureReason() + ")")
+                    + ": the money came back to the merchant, and no news of it reached the row", null);
+        }
         Kind kind = switch (row.state()) {
             case "sent", "settled" -> refund == null ? Kind.SENT_WITHOUT_REFUND : null;
             case "returned" -> refund == null ? Kind.SENT_WITHOUT_REFUND : Kind.RETURNED;

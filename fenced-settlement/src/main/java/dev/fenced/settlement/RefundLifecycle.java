@@ -22,11 +22,15 @@ import javax.sql.DataSource;
  * {@code sent} row without news for a while, by the refund's id, and moves it forward:
  * {@code settled}, or {@code returned} with the provider's reason. Nothing else: a
  * {@code pending} refund stays {@code sent}, a returned one waits for an operator (a new attempt
- * needs a new key), and no row ever moves back from {@code settled} or {@code returned}.
+ * needs a new key), and no row ever moves back: {@code returned} is the last word, and
+ * {@code settled} moves only to {@code returned}, when a card refund fails after it succeeded (Stripe
+ * says {@code succeeded}, then {@code failed} when the card was closed; the money goes back to the
+ * merchant). The poll asks about {@code sent} rows only: such a late failure of a {@code settled}
+ * row reaches it by webhook ({@link WebhookReceiver}), or {@code reconcile} reports it.
  *
  * <p>These writes carry no fence, and need none: each records a fact the provider decided about a
  * refund already made, not a decision of whoever holds the merchant, and each is conditional on
- * the row still being {@code sent} with the same gateway refund id. Two pollers, or a poller and a
+ * the row's state (the move must be {@link FinalWord#follows forward}) and on the same gateway refund id. Two pollers, or a poller and a
  * late one, write the same fact once; a holder never writes a {@code sent} row (claims take
  * {@code pending} and {@code sending} rows only), so the two cannot undo each other. RELIABILITY.md,
  * "The provider's final word". Immutable and thread-safe.
@@ -181,6 +185,16 @@ public final class RefundLifecycle {
         boolean settled() {
             return state.equals("settled");
         }
+
+        /**
+         * Whether a row in {@code rowState} takes this word: a sent row takes either; a settled row
+         * takes returned, since a card refund can fail after it succeeded (Stripe reports
+         * {@code succeeded}, then {@code failed} when the card was closed, and gives the money back
+         * to the merchant); a returned row takes nothing, since a failed refund never succeeds.
+         */
+        boolean follows(String rowState) {
+            return rowState.equals("sent") || (rowState.equals("settled") && !settled());
+        }
     }
 
     /** The poll's write, in a statement of its own (auto-commit on, as the pool's connection had it put back after). */
@@ -198,17 +212,19 @@ public final class RefundLifecycle {
     }
 
     /**
-     * The one write of the provider's final word, the poll's and the webhooks': only from sent, and
-     * only for the refund the row was confirmed with, so a row never goes back from a final state.
-     * Returns whether the row moved.
+     * The one write of the provider's final word, the poll's and the webhooks': only forward
+     * ({@link FinalWord#follows}), and only for the refund the row was confirmed with. Returns
+     * whether the row moved.
      */
     static boolean moveForward(Connection connection, String id, String gatewayRefundId, FinalWord word) throws SQLException {
+        // The predicate is FinalWord.follows in SQL: sent moves to either word, settled only to returned.
         try (PreparedStatement update = connection.prepareStatement("UPDATE refund SET state = ?, failure_reason = ?"
-                + " WHERE id = ? AND state = 'sent' AND gateway_reference = ?")) {
+                + " WHERE id = ? AND gateway_reference = ? AND (state = 'sent' OR (state = 'settled' AND ? = 'returned'))")) {
             update.setString(1, word.state());
             update.setString(2, word.reason());
             update.setString(3, id);
             update.setString(4, gatewayRefundId);
+            update.setString(5, word.state());
             return update.executeUpdate() == 1;
         }
     }

@@ -25,7 +25,8 @@ import org.slf4j.LoggerFactory;
  * timestamp is outside the tolerance ({@link WebhookSignature}); each event id is remembered in
  * {@code provider_event} in the transaction that writes its effect, so a second delivery writes
  * nothing and says {@link Outcome#DUPLICATE}; deliveries out of order cannot move a row back, since
- * an earlier status ({@code pending}) moves nothing and a final state is never left. An event about
+ * an earlier status ({@code pending}) moves nothing, {@code returned} is never left, and {@code settled}
+ * is left only for {@code returned} (a card refund that failed after it succeeded). An event about
  * a row not yet {@code sent} (the worker has not confirmed it) is answered 409 and not remembered:
  * the provider delivers it again later. What it does not: it does not ask the provider anything
  * (rows without news are {@link RefundLifecycle#poll polled}), and it keeps event ids until an
@@ -50,9 +51,9 @@ public final class WebhookReceiver {
     public enum Outcome {
         /** A sent row moved to settled. */
         SETTLED(200),
-        /** A sent row moved to returned, with the provider's reason. */
+        /** A sent row, or a settled one whose refund failed after it succeeded, moved to returned, with the provider's reason. */
         RETURNED(200),
-        /** Nothing to write: the refund is still pending, or its row already carries this news or a final state. */
+        /** Nothing to write: the refund is still pending, or its row already carries this news or a later one. */
         NO_CHANGE(200),
         /** The event was handled before: nothing written again. */
         DUPLICATE(200),
@@ -227,11 +228,11 @@ public final class WebhookReceiver {
             return new Receipt(Outcome.MISMATCH, event.id(), rowId, rowId + " (" + state + ") does not match refund " + refund.id()
                     + " of the event (" + refund.status() + "): nothing written, for reconcile");
         }
-        if (!state.equals("sent")) {
+        if (!word.follows(state)) {
             return new Receipt(Outcome.NO_CHANGE, event.id(), rowId, rowId + " stays " + state + " (the event says " + refund.status() + ")");
         }
         if (!RefundLifecycle.moveForward(connection, rowId, refund.id(), word)) {
-            throw new SQLException("the row " + rowId + " locked as sent was not updated");
+            throw new SQLException("the row " + rowId + " locked as " + state + " was not updated");
         }
         return new Receipt(word.settled() ? Outcome.SETTLED : Outcome.RETURNED, event.id(), rowId,
                 rowId + " " + word.state() + (word.reason() == null ? "" : " (" + word.reason() + ")"));

@@ -240,6 +240,53 @@ abstract class WebhookContract {
     }
 
     /**
+     * Stripe's card refunds can fail after they succeeded (the card was closed; the money goes back
+     * to the merchant): a settled row takes a later {@code failed} and is returned with the reason,
+     * whatever order the events come in, and never goes back to settled. Control: the rule that
+     * takes news for {@code sent} rows only (the receiver before it knew this) leaves the row
+     * settled while the customer got nothing.
+     */
+    @Test
+    void aRefundThatFailsAfterItSucceededReturnsItsSettledRow() throws Exception {
+        String merchant = seed(2);
+        SettableClock clock = new SettableClock(Instant.now());
+        List<GatewayRefund> refunds;
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build())) {
+            settle(merchant, gateway);
+            refunds = gateway.ledger().stream().filter(r -> r.merchant().equals(merchant)).toList();
+        }
+        WebhookReceiver receiver = WebhookReceiver.of(db, WebhookSignature.of(List.of(SECRET), Duration.ofMinutes(5), clock));
+        String run = UUID.randomUUID().toString().substring(0, 6);
+        GatewayRefund e = refunds.get(0);
+        GatewayRefund f = refunds.get(1);
+        WebhookEvent eSucceeded = new WebhookEvent("evt_" + run + "_1", WebhookEvent.REFUND_UPDATED, 0, e.withStatus("succeeded", null));
+        WebhookEvent eFailed = new WebhookEvent("evt_" + run + "_2", WebhookEvent.REFUND_FAILED, 0, e.withStatus("failed", "expired_or_canceled_card"));
+        WebhookEvent eSucceededAgain = new WebhookEvent("evt_" + run + "_3", WebhookEvent.REFUND_UPDATED, 0, e.withStatus("succeeded", null));
+        List<Outcome> eOutcomes = new ArrayList<>();
+        for (WebhookEvent event : List.of(eSucceeded, eFailed, eSucceededAgain)) {
+            eOutcomes.add(receiver.receive(signed(event, clock, SECRET), event.toJson()).outcome());
+        }
+        assertThat(eOutcomes).containsExactly(Outcome.SETTLED, Outcome.RETURNED, Outcome.NO_CHANGE);
+        assertThat(state(e.reference())).isEqualTo("returned");
+        assertThat(column(e.reference(), "failure_reason")).isEqualTo("the provider reports the refund failed: expired_or_canceled_card");
+
+        WebhookEvent fFailed = new WebhookEvent("evt_" + run + "_4", WebhookEvent.REFUND_FAILED, 0, f.withStatus("failed", "lost_or_stolen_card"));
+        WebhookEvent fSucceeded = new WebhookEvent("evt_" + run + "_5", WebhookEvent.REFUND_UPDATED, 0, f.withStatus("succeeded", null));
+        assertThat(receiver.receive(signed(fFailed, clock, SECRET), fFailed.toJson()).outcome()).isEqualTo(Outcome.RETURNED);
+        assertThat(receiver.receive(signed(fSucceeded, clock, SECRET), fSucceeded.toJson()).outcome())
+                .as("the success delivered after the failure: a failed refund never succeeds").isEqualTo(Outcome.NO_CHANGE);
+        assertThat(state(f.reference())).isEqualTo("returned");
+
+        // Control: news taken for sent rows only.
+        execute("UPDATE refund SET state = 'sent', failure_reason = NULL WHERE id = ?", e.reference());
+        for (WebhookEvent event : List.of(eSucceeded, eFailed)) {
+            String word = event.refund().status().equals("succeeded") ? "settled" : "returned";
+            execute("UPDATE refund SET state = ? WHERE id = ? AND state = 'sent'", word, e.reference());
+        }
+        assertThat(state(e.reference())).as("control: sent rows only").isEqualTo("settled");
+    }
+
+    /**
      * Refunds the provider failed after accepting them (no money moved) are returned, and stay so
      * until an operator says: {@code repair} with {@code resendReturned} gives each a new key and puts
      * it back to pending, and the next settle pays each once, under the new key; reconcile then

@@ -30,9 +30,14 @@ class StripeRefundGatewayTest {
 
     /** A captured charge of {@code amount} EUR for {@code merchant}, made through the official library. */
     static String charge(PaymentGateway gateway, String merchant, String amount) throws StripeException {
+        return charge(gateway, merchant, amount, "tok_visa");
+    }
+
+    /** The same, paid with Stripe's test {@code source} (e.g. {@code tok_refundFail}, whose refunds fail after they succeed). */
+    static String charge(PaymentGateway gateway, String merchant, String amount, String source) throws StripeException {
         StripeClient client = StripeClient.builder().setApiKey(API_KEY).setApiBase(gateway.url()).setMaxNetworkRetries(0).build();
         return client.charges().create(ChargeCreateParams.builder().setAmount(new BigDecimal(amount).movePointRight(2).longValueExact())
-                .setCurrency("eur").setSource("tok_visa").putMetadata("merchant", merchant).build()).getId();
+                .setCurrency("eur").setSource(source).putMetadata("merchant", merchant).build()).getId();
     }
 
     static StripeRefundGateway adapter(PaymentGateway gateway, ChargeResolver charges) {

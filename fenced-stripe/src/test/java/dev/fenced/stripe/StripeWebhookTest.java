@@ -15,6 +15,7 @@ import dev.fenced.jdbc.JdbcFenceFloor;
 import dev.fenced.redis.RedisLeaseStore;
 import dev.fenced.redis.TokenPolicy;
 import dev.fenced.settlement.Merchants;
+import dev.fenced.settlement.Reconciliation;
 import dev.fenced.settlement.RefundSchema;
 import dev.fenced.settlement.RefundSeeder;
 import dev.fenced.settlement.SettlementOutcome;
@@ -99,6 +100,80 @@ class StripeWebhookTest {
             assertThat(states(db, merchant)).isEqualTo(expected);
             Event late = Webhook.constructEvent(deliveries.get(11).getValue(), deliveries.get(11).getKey(), SECRET, 300, clock);
             assertThat(late.getType()).isIn("refund.updated", "refund.failed");
+        } finally {
+            server.stop(0);
+        }
+    }
+
+    /**
+     * Stripe's card refunds can fail after they succeeded: a refund against a charge paid with
+     * Stripe's {@code tok_refundFail} test card reports {@code succeeded}, then {@code failed}
+     * ({@code expired_or_canceled_card}), and its amount is refundable again. Its row goes settled,
+     * then returned with the reason, from Stripe's own events read through the official library.
+     * Control: the row paid with {@code tok_visa}, on the same path, stays settled.
+     */
+    @Test
+    void aRefundToAClosedCardFailsAfterItSucceededAndItsRowIsReturned() throws Exception {
+        DataSource db = TestDatabases.postgres();
+        RefundSchema.migrate(db);
+        String merchant = "m_" + UUID.randomUUID().toString().substring(0, 8);
+        RefundSeeder.seed(db, merchant, merchant + "_r", 2, new BigDecimal("140.50"), "EUR");
+        SettableClock clock = new SettableClock(Instant.now());
+        WebhookReceiver receiver = WebhookReceiver.of(db, WebhookSignature.of(List.of(SECRET), Duration.ofMinutes(5), clock),
+                StripeWebhookEvents::read);
+        HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 16);
+        server.createContext("/webhooks", exchange -> {
+            try (exchange) {
+                byte[] body = exchange.getRequestBody().readAllBytes();
+                exchange.sendResponseHeaders(receiver.receive(exchange.getRequestHeaders().getFirst(WebhookSignature.HEADER), body).status(), -1);
+            }
+        });
+        server.start();
+        URI url = URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/webhooks");
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).apiKey(StripeRefundGatewayTest.API_KEY)
+                .clock(clock).lifecycle(Duration.ofHours(1), 0).webhooks(url, SECRET).build());
+             RedisLeaseStore leases = RedisLeaseStore.builder(TestRedis.uri())
+                     .tokens(TokenPolicy.redisCounter(JdbcFenceFloor.of(db, RefundSchema.table(), Merchants::merchantOf))).build()) {
+            String good = StripeRefundGatewayTest.charge(gateway, merchant, "200.00", "tok_visa");
+            String closed = StripeRefundGatewayTest.charge(gateway, merchant, "200.00", "tok_refundFail");
+            String visaRow = RefundSeeder.refundId(merchant + "_r", 1);
+            String closedRow = RefundSeeder.refundId(merchant + "_r", 2);
+            StripeRefundGateway stripe = StripeRefundGatewayTest.adapter(gateway, (m, reference) -> reference.equals(visaRow) ? good : closed);
+            assertThat(SettlementWorker.builder().leaseStore(leases).dataSource(db).gateway(stripe).ttl(Duration.ofSeconds(10)).build()
+                    .settle(merchant).result()).isEqualTo(SettlementOutcome.Result.COMPLETED);
+            // The gateway delivers on its own thread: wait for each step's events to arrive.
+            await().atMost(Duration.ofSeconds(20)).until(() -> gateway.webhookStats().delivered() == 2);
+            clock.advance(Duration.ofHours(1));
+            await().atMost(Duration.ofSeconds(20)).until(() -> gateway.webhookStats().delivered() == 4);
+            assertThat(states(db, merchant)).containsEntry(visaRow, "settled").containsEntry(closedRow, "settled");
+            GatewayRefund closedRefund = stripe.findByReference(merchant, closedRow).get(0);
+            assertThat(closedRefund.status()).isEqualTo(GatewayRefund.SUCCEEDED);
+
+            clock.advance(Duration.ofHours(1));
+            await().atMost(Duration.ofSeconds(20)).until(() -> gateway.webhookStats().delivered() == 5);
+            assertThat(states(db, merchant)).containsEntry(closedRow, "returned").containsEntry(visaRow, "settled");
+            assertThat(stripe.refundById(merchant, closedRefund.id()).orElseThrow().failureReason()).isEqualTo("expired_or_canceled_card");
+            try (Connection c = db.getConnection();
+                 PreparedStatement s = c.prepareStatement("SELECT failure_reason FROM refund WHERE id = ?")) {
+                s.setString(1, closedRow);
+                try (ResultSet rs = s.executeQuery()) {
+                    assertThat(rs.next()).isTrue();
+                    assertThat(rs.getString(1)).isEqualTo("the provider reports the refund failed: expired_or_canceled_card");
+                }
+            }
+            // Had the failure's news been lost, the row would still say settled: reconcile says the money came back.
+            try (Connection c = db.getConnection();
+                 PreparedStatement s = c.prepareStatement("UPDATE refund SET state = 'settled', failure_reason = NULL WHERE id = ?")) {
+                s.setString(1, closedRow);
+                s.executeUpdate();
+            }
+            assertThat(Reconciliation.of(db, stripe).check(merchant).discrepancies()).singleElement().satisfies(d -> {
+                assertThat(d.kind()).isEqualTo(Reconciliation.Kind.MISMATCH);
+                assertThat(d.refundId()).isEqualTo(closedRow);
+                assertThat(d.detail()).contains("settled here, but the gateway reports the refund failed (expired_or_canceled_card)");
+            });
+            assertThat(stripe.createRefund("k_again_" + merchant, closedRow + "_again", merchant, new BigDecimal("200.00"), "EUR").amount())
+                    .as("the failed refund gave the charge its amount back").isEqualByComparingTo("200.00");
         } finally {
             server.stop(0);
         }
