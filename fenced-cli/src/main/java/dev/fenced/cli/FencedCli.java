@@ -1,5 +1,6 @@
 package dev.fenced.cli;
 
+import dev.fenced.gateway.PaymentGateway;
 import dev.fenced.TokenIssuerMismatchException;
 import dev.fenced.settlement.LeaseStoreMismatchException;
 import dev.fenced.jdbc.DatabaseWaitException;
@@ -53,6 +54,11 @@ public final class FencedCli implements Callable<Integer> {
     public static final int LEASE_STORE_MISMATCH = 16;
     /** What picocli appends to a conversion error: "(java.lang.NumberFormatException: ...)", a stack-trace word for a user. */
     private static final Pattern JAVA_EXCEPTION = Pattern.compile("\\s*\\((?:java|javax|picocli)\\.[\\w.$]+(?:Exception|Error)[^)]*\\)");
+
+    static {
+        // Before any of the process's HTTP servers (the gateway, the webhook receiver, metrics) starts.
+        PaymentGateway.useTcpNoDelay();
+    }
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
