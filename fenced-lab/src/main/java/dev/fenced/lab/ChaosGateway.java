@@ -37,8 +37,8 @@ final class ChaosGateway implements AutoCloseable {
             config.failBefore(0.04).failAfter(0.04).slow(0.01, Duration.ofSeconds(7)); // the client gives up after 5 s
         }
         if (news != null) {
-            config.lifecycle(ChaosNews.SETTLE_AFTER, ChaosNews.FAIL_LATE).webhooks(news, ChaosNews.SECRET)
-                    .webhookFaults(ChaosNews.DELIVERY_FAULTS, ChaosNews.DELIVERY_FAULTS, ChaosNews.DELIVERY_FAULTS);
+            config.lifecycle(LabWebhooks.SETTLE_AFTER, LabWebhooks.FAIL_LATE).webhooks(news, LabWebhooks.SECRET)
+                    .webhookFaults(LabWebhooks.DELIVERY_FAULTS, LabWebhooks.DELIVERY_FAULTS, LabWebhooks.DELIVERY_FAULTS);
         }
         return config.build();
     }

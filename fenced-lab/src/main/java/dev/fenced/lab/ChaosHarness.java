@@ -84,7 +84,7 @@ final class ChaosHarness {
         try (ChaosBroker broker = ChaosBroker.start(settings);
              ChaosLeaseStore leases = ChaosLeaseStore.start(settings);
              EmbeddedPostgresServer postgres = EmbeddedPostgresServer.start(); HikariDataSource db = Connections.database(postgres.jdbcUrl(), 3);
-             ChaosNews news = settings.faults().contains(Fault.PROVIDER_NEWS) ? ChaosNews.start(db) : null;
+             LabWebhooks news = settings.faults().contains(Fault.PROVIDER_NEWS) ? LabWebhooks.start(db) : null;
              ChaosGateway gateway = ChaosGateway.start(settings, ledger, news == null ? null : news.url())) {
             say("jobs on JetStream, on " + broker.describe() + "; " + leases.describe());
             return run(broker, leases, postgres, db, gateway, news);
@@ -95,7 +95,7 @@ final class ChaosHarness {
     }
 
     private ChaosReport run(ChaosBroker broker, ChaosLeaseStore leases, EmbeddedPostgresServer postgres, HikariDataSource db,
-                            ChaosGateway gateway, ChaosNews news) throws SQLException {
+                            ChaosGateway gateway, LabWebhooks news) throws SQLException {
         List<String> merchants = seed(db);
         String stream = JobQueue.uniqueName();
         String journalUrl = journalDatabase(postgres);
@@ -209,13 +209,13 @@ final class ChaosHarness {
      * {@code fenced webhooks --gateway-url} would: what the lost deliveries did not say. Returns what
      * the report prints for the fault.
      */
-    private String awaitNews(HikariDataSource db, SecondDeployment second, ChaosGateway gateway, ChaosNews news) {
+    private String awaitNews(HikariDataSource db, SecondDeployment second, ChaosGateway gateway, LabWebhooks news) {
         long deadline = System.currentTimeMillis() + NEWS_LIMIT.toMillis();
-        long due = System.currentTimeMillis() + ChaosNews.SETTLE_AFTER.toMillis();
+        long due = System.currentTimeMillis() + LabWebhooks.SETTLE_AFTER.toMillis();
         while (System.currentTimeMillis() < deadline && (System.currentTimeMillis() < due || gateway.webhookStats().waiting() > 0)) {
             WorkerProcess.sleep(50); // the gateway's own clock and sender: nothing here to move them faster
         }
-        int polled = ChaosNews.pollAll(db, gateway.url()) + (second == null ? 0 : ChaosNews.pollAll(second.db(), gateway.url()));
+        int polled = LabWebhooks.pollAll(db, gateway.url()) + (second == null ? 0 : LabWebhooks.pollAll(second.db(), gateway.url()));
         WebhookStats stats = gateway.webhookStats();
         Map<WebhookReceiver.Outcome, Integer> outcomes = news.outcomes();
         String text = String.format("webhooks: %d delivered (%d lost, %d duplicated, %d reordered); %d rows by webhook, %d by the poll",

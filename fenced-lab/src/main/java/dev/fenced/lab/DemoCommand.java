@@ -20,7 +20,10 @@ import picocli.CommandLine.Spec;
                 "Starts an embedded redis-server and PostgreSQL unless --redis-url / --db-url (or FENCED_REDIS_URL /"
                         + " FENCED_DB_URL) name fresh ones; --embedded starts them whatever the environment says. Says which it uses.",
                 "--leases database tells the same story with the leases in PostgreSQL and no Redis; --leases etcd with an embedded"
-                        + " etcd (Debian's etcd-server) unless --etcd-url names a fresh one."})
+                        + " etcd (Debian's etcd-server) unless --etcd-url names a fresh one.",
+                "--provider stripe pays through Stripe's official library against the simulated gateway's Stripe surface: a charge"
+                        + " per refund, refunds pending until they settle, news by signed webhook; r_1100's card was closed, so its refund"
+                        + " succeeds and then fails, and its row ends returned."})
 final class DemoCommand implements Callable<Integer> {
     @Option(names = "--speed", defaultValue = "10", description = "divide every time by this (default ${DEFAULT-VALUE}; 1 is the article's 30 s TTL)")
     double speed;
@@ -43,8 +46,24 @@ final class DemoCommand implements Callable<Integer> {
             description = "with --leases etcd: a fresh etcd instead of an embedded one, http://host:port[,...] (env FENCED_ETCD_URL)")
     String etcdUrl;
 
+    @Option(names = "--provider", paramLabel = "simulator|stripe", defaultValue = "simulator", converter = ProviderConverter.class,
+            description = "how the workers pay: the simulated gateway's own API, or Stripe's official library (default ${DEFAULT-VALUE})")
+    Scenario.Provider provider;
+
     @Spec
     CommandSpec spec;
+
+    /** simulator or stripe, in any case; anything else is a one-line usage error. */
+    static final class ProviderConverter implements picocli.CommandLine.ITypeConverter<Scenario.Provider> {
+        @Override
+        public Scenario.Provider convert(String value) {
+            return switch (value.trim().toLowerCase(java.util.Locale.ROOT)) {
+                case "simulator" -> Scenario.Provider.SIMULATOR;
+                case "stripe" -> Scenario.Provider.STRIPE;
+                default -> throw new picocli.CommandLine.TypeConversionException("--provider must be simulator or stripe, got " + value);
+            };
+        }
+    }
 
     // Its own option, not the Connections mixin: the story takes no TLS files and always has Redis issue the tokens.
     @Option(names = "--redis-url", paramLabel = "URL", defaultValue = "${env:FENCED_REDIS_URL}",
@@ -65,10 +84,11 @@ final class DemoCommand implements Callable<Integer> {
         ScenarioServers.Source db = source(databaseOptions.dbUrl, "--db-url", "FENCED_DB_URL");
         if (!json) {
             System.out.println("fenced demo: merchant m_4471, 1,200 refunds, 84,300.00 EUR, fencing " + (noFence ? "OFF" : "on")
-                    + ", speed x" + speed + (leases == LeaseBackend.REDIS ? "" : ", leases in " + leases.label()));
+                    + ", speed x" + speed + (leases == LeaseBackend.REDIS ? "" : ", leases in " + leases.label())
+                    + (provider == Scenario.Provider.STRIPE ? ", paid through Stripe's official library" : ""));
         }
         Mechanism mechanism = noFence ? Mechanism.FENCE_IDEMPOTENT.withoutFence() : Mechanism.FENCE_IDEMPOTENT;
-        Scenario scenario = new Scenario(speed, mechanism, Scenario.Story.ARTICLE, json ? null : System.out);
+        Scenario scenario = new Scenario(speed, mechanism, Scenario.Story.ARTICLE, json ? null : System.out, provider);
         DemoReport report;
         try (ScenarioServers servers = ScenarioServers.start(leases, leaseSource, db, json ? null : System.out)) {
             report = scenario.run(servers);
@@ -94,6 +114,12 @@ final class DemoCommand implements Callable<Integer> {
         tally("workerA", brief(report.workerA()));
         tally("workerB", brief(report.workerB()));
         tally("rowsByState", report.rowsByState());
+        if (report.news() != null) {
+            DemoReport.ProviderNews news = report.news();
+            tally("webhooks", news.deliveries());
+            tally("returned", news.returned());
+            tally("byPoll", news.byPoll());
+        }
         return 0;
     }
 

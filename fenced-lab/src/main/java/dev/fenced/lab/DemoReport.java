@@ -1,5 +1,6 @@
 package dev.fenced.lab;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import java.util.Collections;
@@ -20,21 +21,49 @@ import java.util.TreeMap;
  * @param rowsByState the merchant's rows counted by state
  * @param pausedAtMs when worker A was frozen, in milliseconds since the run began
  * @param resumedAtMs when worker A was resumed, likewise
+ * @param news what the provider's webhooks and the poll after them said, with {@code --provider stripe}; absent otherwise
  */
 @JsonPropertyOrder({"mechanism", "label", "fencing", "speed", "refunds", "uniqueReferences", "totalAmount", "duplicates", "r815",
         "staleWritesAccepted", "lostOrStuck", "settledArticleSeconds", "workerA", "workerB", "rowsByState", "pausedAtMs", "resumedAtMs",
-        "staleWrites", "duplicateRefunds", "timeline"})
+        "staleWrites", "duplicateRefunds", "timeline", "news"})
 record DemoReport(String mechanism, String label, boolean fencing, double speed, int refunds, long uniqueReferences, String totalAmount,
                   long duplicates, @JsonProperty("r815") StalledRefund stalledRefund, long staleWritesAccepted, long lostOrStuck,
                   Double settledArticleSeconds, WorkerSummary workerA, WorkerSummary workerB, Map<String, Long> rowsByState,
                   long pausedAtMs, long resumedAtMs, List<StaleWrite> staleWrites, List<DuplicateRefund> duplicateRefunds,
-                  List<TimelineEntry> timeline) {
+                  List<TimelineEntry> timeline, @JsonInclude(JsonInclude.Include.NON_NULL) ProviderNews news) {
 
     DemoReport {
         rowsByState = Collections.unmodifiableMap(new TreeMap<>(rowsByState)); // sorted by state, as printed
         staleWrites = List.copyOf(staleWrites);
         duplicateRefunds = List.copyOf(duplicateRefunds);
         timeline = List.copyOf(timeline);
+    }
+
+    /** This report with the provider's news, the merchant's rows as they ended and the timeline with the news's notes. */
+    DemoReport withNews(ProviderNews providerNews, Map<String, Long> finalRows, List<TimelineEntry> notes) {
+        List<TimelineEntry> entries = new java.util.ArrayList<>(timeline);
+        notes.stream().filter(note -> !entries.contains(note)).forEach(entries::add);
+        entries.sort(java.util.Comparator.comparingLong(TimelineEntry::elapsedMs));
+        return new DemoReport(mechanism, label, fencing, speed, refunds, uniqueReferences, totalAmount, duplicates, stalledRefund,
+                staleWritesAccepted, lostOrStuck, settledArticleSeconds, workerA, workerB, finalRows, pausedAtMs, resumedAtMs, staleWrites,
+                duplicateRefunds, entries, providerNews);
+    }
+
+    /**
+     * The provider's word on the refunds, as the demo's webhook receiver and the poll after it wrote it.
+     *
+     * @param provider how the workers paid: {@code stripe}, through Stripe's official library
+     * @param deliveries the webhook deliveries the receiver answered, by outcome
+     * @param settled rows the provider settled
+     * @param returned rows whose refund the provider failed after it accepted it, with its reason
+     * @param byPoll rows whose news came by the poll after the webhooks, none came for them
+     */
+    @JsonPropertyOrder({"provider", "deliveries", "settled", "returned", "byPoll"})
+    record ProviderNews(String provider, Map<String, Integer> deliveries, long settled, Map<String, String> returned, int byPoll) {
+        ProviderNews {
+            deliveries = Collections.unmodifiableMap(new TreeMap<>(deliveries));
+            returned = Collections.unmodifiableMap(new TreeMap<>(returned));
+        }
     }
 
     /** How many refunds the gateway created for the stalled refund, and for how much in all. */

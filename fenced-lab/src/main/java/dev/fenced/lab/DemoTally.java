@@ -20,6 +20,9 @@ final class DemoTally {
     private static final Set<String> MILESTONES = Set.of("acquired", "busy", "checked", "breakpoint", "violation", "lease-lost",
             "released", "result", "error", "failed");
 
+    /** The states of a row the worker confirmed sent. */
+    private static final Set<String> CONFIRMED = Set.of("sent", "settled", "returned");
+
     /** A worker process as the tally sees it once it exited. */
     record Worker(String name, List<EventLine> events, int exitCode) {
         static Worker of(WorkerProcess process, int exitCode) {
@@ -58,9 +61,10 @@ final class DemoTally {
                 .filter(Events.ofType(Type.CLAIMED, Type.CONFIRMED).and(e -> e.at() > bAcquiredAt))
                 .map(e -> new DemoReport.StaleWrite(e.at() - startMillis, Events.name(e), Events.refund(e)))
                 .toList();
-        long notSent = rows.entrySet().stream().filter(e -> !e.getKey().equals("sent")).mapToLong(Map.Entry::getValue).sum();
+        // Settled and returned rows were sent first: the provider's news came while the workers ran.
+        long notSent = rows.entrySet().stream().filter(e -> !CONFIRMED.contains(e.getKey())).mapToLong(Map.Entry::getValue).sum();
         long missingAtGateway = story.refunds() - unique;
-        long settledAt = rows.getOrDefault("sent", 0L) == story.refunds() ? lastSettledAt(a, b) - startMillis : -1;
+        long settledAt = notSent == 0 ? lastSettledAt(a, b) - startMillis : -1;
         Map<String, Long> perReference = refunds.stream().collect(Collectors.groupingBy(GatewayRefund::reference, Collectors.counting()));
         List<DemoReport.DuplicateRefund> duplicates = refunds.stream().filter(r -> perReference.get(r.reference()) > 1)
                 .map(r -> new DemoReport.DuplicateRefund(r.createdAt() - startMillis, r.reference(), r.id())).toList();
@@ -70,7 +74,7 @@ final class DemoTally {
                 new DemoReport.StalledRefund(sum(stalledRefunds).toPlainString(), stalledRefunds.size()),
                 staleWrites.size(), Math.max(notSent, missingAtGateway), settledAt < 0 ? null : Scenario.articleSeconds(settledAt, speed),
                 summary(a, staleWrites.size()), summary(b, 0), rows, pausedAt - startMillis, resumedAt - startMillis,
-                staleWrites, duplicates, timeline(a, b, notes));
+                staleWrites, duplicates, timeline(a, b, notes), null);
     }
 
     private static BigDecimal sum(List<GatewayRefund> refunds) {

@@ -6,11 +6,15 @@ import dev.fenced.settlement.SettlementEvent;
 import dev.fenced.settlement.SettlementJournal;
 import dev.fenced.settlement.SettlementWorker;
 import dev.fenced.settlement.WorkerVariant;
+import dev.fenced.stripe.StripeRefundGateway;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.UncheckedIOException;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Locale;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -49,6 +53,19 @@ final class LabKnobs implements WorkerAdjustment {
     @Option(names = "--start-on-stdin", description = "wait for a line on stdin before taking the lease")
     boolean startOnStdin;
 
+    @Option(names = "--stripe-api-base", paramLabel = "URL",
+            description = "pay through Stripe's official library at this API base (the simulated gateway's Stripe surface), with the key"
+                    + " in FENCED_STRIPE_API_KEY; needs --stripe-charges")
+    URI stripeApiBase;
+
+    @Option(names = "--stripe-charges", paramLabel = "FILE", description = "with --stripe-api-base: refund_id,charge_id lines, the charge each row refunds")
+    Path stripeCharges;
+
+    /** How long one call to Stripe may take. */
+    private static final Duration STRIPE_TIMEOUT = Duration.ofSeconds(10);
+    /** With --stripe-api-base: the gateway the worker pays through instead of the simulator's own API. */
+    private StripeRefundGateway stripe;
+
     private final BufferedReader stdin = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
     private String[] breakpoint;
     /** With --stall-claims-on-cue: the next claim stops inside its transaction. */
@@ -61,6 +78,17 @@ final class LabKnobs implements WorkerAdjustment {
     /** Checks the knobs before anything connects: a usage error touches nothing. */
     @Override
     public void validate() {
+        if ((stripeApiBase == null) != (stripeCharges == null)) {
+            throw new UsageException("--stripe-api-base and --stripe-charges go together");
+        }
+        if (stripeApiBase != null) {
+            try {
+                stripe = StripeRefundGateway.builder().apiKey(System.getenv(StripeCharges.API_KEY_VARIABLE)).apiBase(stripeApiBase)
+                        .charges(StripeCharges.resolver(stripeCharges)).timeout(STRIPE_TIMEOUT).build();
+            } catch (IllegalArgumentException e) {
+                throw new UsageException("--stripe-api-base: " + e.getMessage());
+            }
+        }
         if (stallClaimsOnCue && (pauseAt != null || startOnStdin)) {
             throw new UsageException("--stall-claims-on-cue reads stdin for its cues: not with --pause-at or --start-on-stdin");
         }
@@ -89,6 +117,9 @@ final class LabKnobs implements WorkerAdjustment {
     public SettlementWorker.Builder adjust(SettlementWorker.Builder builder, Context context) {
         if (noJournalGuard && context.journal() != null) {
             builder.journal(new UnguardedJournal(SettlementJournal.in(context.journal())));
+        }
+        if (stripe != null) {
+            builder.gateway(stripe);
         }
         String worker = context.worker();
         Consumer<SettlementEvent> print = context.events();

@@ -2,6 +2,9 @@ package dev.fenced.lab;
 
 import com.sun.net.httpserver.HttpServer;
 import dev.fenced.gateway.GatewayClient;
+import dev.fenced.gateway.PaymentGateway;
+import dev.fenced.gateway.RefundGateway;
+import dev.fenced.gateway.WebhookEvent;
 import dev.fenced.gateway.WebhookSignature;
 import dev.fenced.settlement.RefundLifecycle;
 import dev.fenced.settlement.WebhookReceiver;
@@ -15,15 +18,17 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.function.Consumer;
 import javax.sql.DataSource;
 
 /**
- * The {@link Fault#PROVIDER_NEWS} fault's receiving end: {@code fenced webhooks}' receiver on the
- * run's database, over real HTTP on loopback, counting what each delivery did; and the poll that
- * finds, after the drain, the news the gateway's faults lost.
+ * The lab's receiving end of the provider's news ({@link Fault#PROVIDER_NEWS}, {@code demo
+ * --provider stripe}): {@code fenced webhooks}' receiver on the run's database, over real HTTP on
+ * loopback, counting what each delivery did and handing each receipt to a listener; and the poll
+ * that finds, after the drain, the news the gateway's faults lost.
  */
-final class ChaosNews implements AutoCloseable {
-    /** The gateway signs with it; the run's own, never a real secret. */
+final class LabWebhooks implements AutoCloseable {
+    /** The chaos run's gateway signs with it; the run's own, never a real secret. */
     static final String SECRET = "whsec_chaos_run";
     /** How long a refund stays pending at the gateway before its final word. */
     static final Duration SETTLE_AFTER = Duration.ofSeconds(1);
@@ -40,8 +45,9 @@ final class ChaosNews implements AutoCloseable {
     });
     private final Map<WebhookReceiver.Outcome, Integer> outcomes = new ConcurrentHashMap<>();
 
-    private ChaosNews(DataSource db) {
-        WebhookReceiver receiver = WebhookReceiver.of(db, WebhookSignature.of(List.of(SECRET)));
+    private LabWebhooks(DataSource db, String secret, WebhookReceiver.EventReader reader, Consumer<WebhookReceiver.Receipt> listener) {
+        WebhookReceiver receiver = WebhookReceiver.of(db, WebhookSignature.of(List.of(secret)), reader);
+        PaymentGateway.useTcpNoDelay(); // this server may be the process's first: the gateway started after it needs it too
         try {
             server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 64);
         } catch (IOException e) {
@@ -53,14 +59,20 @@ final class ChaosNews implements AutoCloseable {
                 WebhookReceiver.Receipt receipt = receiver.receive(exchange.getRequestHeaders().getFirst(WebhookSignature.HEADER),
                         exchange.getRequestBody().readNBytes(64 * 1024));
                 outcomes.merge(receipt.outcome(), 1, Integer::sum);
+                listener.accept(receipt);
                 exchange.sendResponseHeaders(receipt.status(), -1);
             }
         });
         server.start();
     }
 
-    static ChaosNews start(DataSource db) {
-        return new ChaosNews(db);
+    /** The chaos run's: signed with {@link #SECRET}, the simulator's events. */
+    static LabWebhooks start(DataSource db) {
+        return start(db, SECRET, WebhookEvent::parse, receipt -> { });
+    }
+
+    static LabWebhooks start(DataSource db, String secret, WebhookReceiver.EventReader reader, Consumer<WebhookReceiver.Receipt> listener) {
+        return new LabWebhooks(db, secret, reader, listener);
     }
 
     URI url() {
@@ -74,7 +86,12 @@ final class ChaosNews implements AutoCloseable {
 
     /** The poll an operator's {@code fenced webhooks --gateway-url} runs: every sent row, now; returns the rows it moved. */
     static int pollAll(DataSource db, String gatewayUrl) {
-        return RefundLifecycle.of(db, GatewayClient.of(gatewayUrl, Duration.ofSeconds(10))).pollQuiet(Duration.ZERO).stream()
+        return pollAll(db, GatewayClient.of(gatewayUrl, Duration.ofSeconds(10)));
+    }
+
+    /** The same poll through {@code gateway}. */
+    static int pollAll(DataSource db, RefundGateway gateway) {
+        return RefundLifecycle.of(db, gateway).pollQuiet(Duration.ZERO).stream()
                 .mapToInt(report -> report.settled().size() + report.returned().size()).sum();
     }
 

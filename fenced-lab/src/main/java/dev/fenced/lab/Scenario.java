@@ -9,18 +9,28 @@ import dev.fenced.settlement.Merchants;
 import dev.fenced.settlement.RefundSeeder;
 import dev.fenced.settlement.RefundSummary;
 import dev.fenced.settlement.SettlementEvent.Type;
+import dev.fenced.settlement.WebhookReceiver;
+import dev.fenced.stripe.StripeRefundGateway;
+import dev.fenced.stripe.StripeWebhookEvents;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.BooleanSupplier;
 
@@ -40,15 +50,44 @@ final class Scenario {
 
         /** r_815 in the article's story; the same fraction of the way through a smaller one. */
         String stalledRefund() {
-            int index = (int) Math.max(1, Math.min(refunds, Math.round(refunds * 815.0 / 1200)));
+            return refundAt(815);
+        }
+
+        /** With {@link Provider#STRIPE}: r_1100, whose customer's card was closed; the same fraction of a smaller story. */
+        String failsAfterSuccess() {
+            return refundAt(1100);
+        }
+
+        private String refundAt(int articleIndex) {
+            int index = (int) Math.max(1, Math.min(refunds, Math.round(refunds * (double) articleIndex / 1200)));
             return RefundSeeder.refundId(index);
         }
     }
+
+    /** How the workers pay. */
+    enum Provider {
+        /** The simulated gateway's own API, final at the first answer. */
+        SIMULATOR,
+        /**
+         * Stripe's official library against the simulated gateway's Stripe surface: a charge per
+         * refund, refunds pending until they settle, news by signed webhook, and one refund that
+         * fails after it succeeded ({@link Story#failsAfterSuccess()}).
+         */
+        STRIPE
+    }
+
+    /** How long a refund stays pending at the provider, in article time. */
+    private static final Duration ARTICLE_SETTLE_AFTER = Duration.ofSeconds(10);
+    /** The demo's webhook secret, its own. */
+    private static final String WEBHOOK_SECRET = "whsec_fenced_demo_4471";
+    /** How long the news may take after the workers exit: the last refund's settle and failure, and the gateway's retries. */
+    private static final Duration NEWS_TIMEOUT = Duration.ofMinutes(2);
 
     private final double speed;
     private final Mechanism mechanism;
     private final Story story;
     private final PrintStream progress;
+    private final Provider provider;
     private final List<TimelineEntry> notes = new CopyOnWriteArrayList<>();
     private long startMillis;
 
@@ -60,10 +99,15 @@ final class Scenario {
     }
 
     Scenario(double speed, Mechanism mechanism, Story story, PrintStream progress) {
+        this(speed, mechanism, story, progress, Provider.SIMULATOR);
+    }
+
+    Scenario(double speed, Mechanism mechanism, Story story, PrintStream progress, Provider provider) {
         this.speed = requireValidSpeed(speed);
         this.mechanism = mechanism;
         this.story = story;
         this.progress = progress;
+        this.provider = provider;
     }
 
     private Duration scaled(Duration articleTime) {
@@ -80,17 +124,23 @@ final class Scenario {
 
     /** Plays the story once and reports what the gateway, the database and the workers saw. */
     DemoReport run(ScenarioServers servers) {
-        Path ledger;
+        Path directory;
         try {
-            ledger = Files.createTempDirectory("fenced-scenario").resolve("gateway-ledger.jsonl");
+            directory = Files.createTempDirectory("fenced-scenario");
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        // Started first, so that its line comes with the other servers' before the story begins.
-        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(scaled(Duration.ofMillis(20)))
-                .idempotency(mechanism.idempotency()).ledgerFile(ledger).build())) {
+        GatewayConfig.Builder config = GatewayConfig.builder().latency(scaled(Duration.ofMillis(20))).idempotency(mechanism.idempotency())
+                .ledgerFile(directory.resolve("gateway-ledger.jsonl"));
+        // Started first, so that their lines come with the other servers' before the story begins.
+        try (LabWebhooks news = provider == Provider.STRIPE
+                     ? LabWebhooks.start(servers.db, WEBHOOK_SECRET, StripeWebhookEvents::read, this::heard) : null;
+             PaymentGateway gateway = PaymentGateway.start(news == null ? config.build() : config.apiKey(StripeCharges.API_KEY)
+                     .lifecycle(scaled(ARTICLE_SETTLE_AFTER), 0).webhooks(news.url(), WEBHOOK_SECRET).build())) {
             if (progress != null) {
-                progress.printf("  %-9s %s%n", "gateway", "embedded simulated gateway on " + gateway.url().substring("http://".length()));
+                progress.printf("  %-9s %s%n", "gateway", "embedded simulated gateway on " + gateway.url().substring("http://".length())
+                        + (news == null ? "" : ", Stripe-shaped (/v1), paid through Stripe's official library, webhooks to "
+                        + news.url().getAuthority()));
             }
             startMillis = System.currentTimeMillis();
             String resource = Merchants.resource(MERCHANT);
@@ -110,16 +160,73 @@ final class Scenario {
             }
             servers.tokensAbove(resource, 32);
             note("seeded " + MERCHANT + ": " + story.refunds() + " refunds, " + story.total() + " EUR; tokens above 32", 0);
-            return play(servers, resource, gateway);
+            Path charges = null;
+            if (news != null) {
+                charges = directory.resolve("charges.csv");
+                StripeCharges.create(gateway.url(), servers.db, MERCHANT, story.failsAfterSuccess(), charges);
+                note("made " + story.refunds() + " charges through Stripe's library, one per refund; " + story.failsAfterSuccess()
+                        + "'s on " + StripeCharges.REFUND_FAIL_CARD + " (Stripe's test card whose refunds fail after they succeed)", 0);
+            }
+            DemoReport report = play(servers, resource, gateway, charges);
+            return news == null ? report : awaitNews(servers, gateway, news, charges, report);
         }
     }
 
-    private DemoReport play(ScenarioServers servers, String resource, PaymentGateway gateway) {
+    /** A webhook delivery's receipt: the stalled refund's and the failing refund's news go on the timeline. */
+    private void heard(WebhookReceiver.Receipt receipt) {
+        boolean moved = receipt.outcome() == WebhookReceiver.Outcome.SETTLED || receipt.outcome() == WebhookReceiver.Outcome.RETURNED;
+        if (moved && (story.stalledRefund().equals(receipt.refundId()) || story.failsAfterSuccess().equals(receipt.refundId()))) {
+            note("webhook " + receipt.eventId() + ": " + receipt.message(), 0);
+        }
+    }
+
+    /**
+     * Waits until the gateway delivered, or gave up, every event (bounded), polls the rows still
+     * {@code sent} through Stripe's library, and adds what the news did to the report.
+     */
+    private DemoReport awaitNews(ScenarioServers servers, PaymentGateway gateway, LabWebhooks news, Path charges, DemoReport report) {
+        await(() -> gateway.webhookStats().waiting() == 0, NEWS_TIMEOUT, "the gateway's webhooks (" + gateway.webhookStats() + ")");
+        StripeRefundGateway stripe = StripeRefundGateway.builder().apiKey(StripeCharges.API_KEY).apiBase(URI.create(gateway.url()))
+                .charges(StripeCharges.resolver(charges)).timeout(Duration.ofSeconds(10)).build();
+        int byPoll = LabWebhooks.pollAll(servers.db, stripe);
+        Map<String, Long> rows = RefundSummary.of(servers.db, MERCHANT).rowsByState();
+        Map<String, String> returned = returnedRows(servers);
+        Map<String, Integer> deliveries = new TreeMap<>();
+        news.outcomes().forEach((outcome, count) -> deliveries.put(outcome.name().toLowerCase(Locale.ROOT), count));
+        note("the provider's word: " + rows.getOrDefault("settled", 0L) + " settled, " + returned.size() + " returned ("
+                + String.join(", ", returned.keySet()) + "), " + byPoll + " by the poll after the webhooks", 0);
+        return report.withNews(new DemoReport.ProviderNews("stripe", deliveries, rows.getOrDefault("settled", 0L), returned, byPoll), rows,
+                notes);
+    }
+
+    private static Map<String, String> returnedRows(ScenarioServers servers) {
+        Map<String, String> returned = new TreeMap<>();
+        try (Connection c = servers.db.getConnection();
+             PreparedStatement s = c.prepareStatement("SELECT id, failure_reason FROM refund WHERE merchant = ? AND state = 'returned'")) {
+            s.setString(1, MERCHANT);
+            try (ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    returned.put(rs.getString(1), rs.getString(2));
+                }
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException("reading the returned refunds failed: " + e.getMessage(), e);
+        }
+        return returned;
+    }
+
+    private DemoReport play(ScenarioServers servers, String resource, PaymentGateway gateway, Path charges) {
         String stalled = story.stalledRefund();
         Duration ttl = scaled(mechanism.articleTtl());
         Map<String, String> env = workerEnvironment(servers, gateway);
         List<String> common = new ArrayList<>(List.of("lab-settle", "--merchant", MERCHANT, "--ttl", ttl.toMillis() + "ms", "--events"));
         common.addAll(mechanism.workerFlags());
+        if (charges != null) {
+            common.addAll(List.of("--stripe-api-base", gateway.url(), "--stripe-charges", charges.toString()));
+            Map<String, String> withKey = new HashMap<>(env);
+            withKey.put(StripeCharges.API_KEY_VARIABLE, StripeCharges.API_KEY);
+            env = Map.copyOf(withKey);
+        }
         List<String> argsA = new ArrayList<>(common);
         argsA.addAll(List.of("--name", "A", "--pause-at", mechanism.pausePhase() + ":" + stalled));
         List<String> argsB = new ArrayList<>(common);

@@ -17,9 +17,39 @@ import org.junit.jupiter.params.provider.EnumSource;
  */
 class DemoTest {
     private static DemoReport run(Mechanism mechanism, LeaseBackend leases) {
+        return run(mechanism, leases, Scenario.Provider.SIMULATOR);
+    }
+
+    private static DemoReport run(Mechanism mechanism, LeaseBackend leases, Scenario.Provider provider) {
         try (ScenarioServers servers = ScenarioServers.start(leases, ScenarioServers.Source.EMBEDDED, ScenarioServers.Source.EMBEDDED, null)) {
-            return new Scenario(10, mechanism, Scenario.Story.ARTICLE, null).run(servers);
+            return new Scenario(10, mechanism, Scenario.Story.ARTICLE, null, provider).run(servers);
         }
+    }
+
+    /**
+     * {@code demo --provider stripe}: the workers pay through Stripe's official library, a charge
+     * per refund; the story ends as the article says, and the provider's word follows by signed
+     * webhook: every refund settled, r_1100's (Stripe's refund-failing test card) settled and then
+     * returned with the reason. The control is the negative control below with this provider.
+     */
+    @Test
+    void throughStripesLibraryTheStoryEndsTheSameAndALateFailureComesByWebhook() {
+        DemoReport report = run(Mechanism.FENCE_IDEMPOTENT, LeaseBackend.REDIS, Scenario.Provider.STRIPE);
+        endsAsTheArticleSays(report, 34, Map.of("settled", 1199L, "returned", 1L));
+        assertThat(report.news().provider()).isEqualTo("stripe");
+        assertThat(report.news().returned()).isEqualTo(Map.of("r_1100", "the provider reports the refund failed: expired_or_canceled_card"));
+        assertThat(report.news().settled()).isEqualTo(1199L);
+        assertThat(report.news().deliveries()).containsEntry("settled", 1200).containsEntry("returned", 1);
+        assertThat(report.timeline()).extracting(TimelineEntry::event)
+                .anySatisfy(event -> assertThat(event).contains("r_1100 settled"))
+                .anySatisfy(event -> assertThat(event).contains("r_1100 returned (the provider reports the refund failed: expired_or_canceled_card)"));
+    }
+
+    @Test
+    void negativeControl_throughStripesLibraryWithoutFencingTheStaleWorkersWriteIsAccepted() {
+        DemoReport report = run(Mechanism.FENCE_IDEMPOTENT.withoutFence(), LeaseBackend.REDIS, Scenario.Provider.STRIPE);
+        assertThat(report.staleWritesAccepted() + report.duplicates()).as("the damage the fence prevents must show without it").isPositive();
+        assertThat(report.workerA().outcome()).isNotEqualTo("FenceViolation");
     }
 
     @Test
@@ -40,6 +70,10 @@ class DemoTest {
     }
 
     private static void endsAsTheArticleSays(DemoReport report, long tokenB) {
+        endsAsTheArticleSays(report, tokenB, Map.of("sent", 1200L));
+    }
+
+    private static void endsAsTheArticleSays(DemoReport report, long tokenB, Map<String, Long> rows) {
         assertThat(report.refunds()).isEqualTo(1200);
         assertThat(report.uniqueReferences()).isEqualTo(1200L);
         assertThat(report.totalAmount()).isEqualTo("84300.00");
@@ -47,7 +81,7 @@ class DemoTest {
         assertThat(report.stalledRefund()).isEqualTo(new DemoReport.StalledRefund("70.25", 1));
         assertThat(report.staleWritesAccepted()).isZero();
         assertThat(report.fencing()).isTrue();
-        assertThat(report.rowsByState()).isEqualTo(Map.of("sent", 1200L));
+        assertThat(report.rowsByState()).isEqualTo(rows);
 
         WorkerSummary a = report.workerA();
         assertThat(a.token()).isEqualTo(33L);

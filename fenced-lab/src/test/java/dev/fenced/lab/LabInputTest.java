@@ -23,6 +23,19 @@ class LabInputTest {
         assertThat(run.stdout()).isEmpty();
         assertThat(run.stderr()).startsWith("fenced demo: ").contains("--speed");
         assertThat(CliRun.of("demo", "--speed", "0").stderr()).contains("--speed");
+        CliRun provider = CliRun.of("demo", "--provider", "paypal");
+        assertThat(provider.exit()).isEqualTo(FencedCli.USAGE);
+        assertThat(provider.oneLineError()).as(provider.stderr()).isTrue();
+        assertThat(provider.stderr()).contains("--provider must be simulator or stripe, got paypal");
+    }
+
+    /** The lab worker's Stripe options go together, and a missing key is a usage error before anything connects. */
+    @Test
+    void theLabWorkersStripeOptionsAreCheckedBeforeAnythingConnects() {
+        CliRun alone = CliRun.of("lab-settle", "--merchant", "m_1", "--db-url", "jdbc:postgresql://127.0.0.1:1/x", "--gateway-url",
+                "http://127.0.0.1:1", "--stripe-api-base", "http://127.0.0.1:1");
+        assertThat(alone.exit()).isEqualTo(FencedCli.USAGE);
+        assertThat(alone.stderr()).contains("--stripe-api-base and --stripe-charges go together");
     }
 
     /** The hidden worker commands are not offered to a user who mistypes a command. */
