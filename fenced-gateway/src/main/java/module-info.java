@@ -1,6 +1,6 @@
 /** The simulated payment gateway (its HTTP server and ledger) and {@code GatewayClient}. */
 module dev.fenced.gateway {
-    requires transitive dev.fenced.core;
+    requires transitive dev.fenced.provider;
     requires com.fasterxml.jackson.databind;
     requires java.net.http;
     requires jdk.httpserver;

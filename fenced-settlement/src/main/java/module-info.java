@@ -5,7 +5,7 @@
 module dev.fenced.settlement {
     requires transitive dev.fenced.core;
     requires transitive dev.fenced.jdbc;
-    requires transitive dev.fenced.gateway;
+    requires transitive dev.fenced.provider;
     requires static flyway.core; // present at run time through the pom; static: Flyway names no module of its own
     requires org.slf4j;
     requires static micrometer.core;

@@ -2,8 +2,8 @@ package dev.fenced.bench;
 
 import dev.fenced.fleet.JobStream;
 import dev.fenced.fleet.SettlementJobs;
-import dev.fenced.gateway.GatewayRefund;
 import dev.fenced.gateway.PaymentGateway;
+import dev.fenced.provider.GatewayRefund;
 import dev.fenced.redis.RedisLeaseStore;
 import dev.fenced.settlement.Merchants;
 import dev.fenced.settlement.RefundSeeder;

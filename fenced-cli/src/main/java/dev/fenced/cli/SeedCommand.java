@@ -2,7 +2,7 @@ package dev.fenced.cli;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fenced.fleet.SettlementJobs;
-import dev.fenced.gateway.MinorUnits;
+import dev.fenced.provider.MinorUnits;
 import dev.fenced.settlement.Merchants;
 import dev.fenced.settlement.RefundSeeder;
 import java.math.BigDecimal;

@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fenced.Lease;
 import dev.fenced.gateway.GatewayConfig;
-import dev.fenced.gateway.GatewayRefund;
 import dev.fenced.gateway.PaymentGateway;
 import dev.fenced.jdbc.JdbcLeaseStore;
+import dev.fenced.provider.GatewayRefund;
 import dev.fenced.redis.RedisLeaseStore;
 import dev.fenced.settlement.Merchants;
 import dev.fenced.testing.servers.OwnDatabase;

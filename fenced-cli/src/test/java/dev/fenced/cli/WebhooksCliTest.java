@@ -4,10 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.fenced.gateway.GatewayConfig;
-import dev.fenced.gateway.GatewayRefund;
 import dev.fenced.gateway.PaymentGateway;
-import dev.fenced.gateway.WebhookEvent;
-import dev.fenced.gateway.WebhookSignature;
+import dev.fenced.provider.GatewayRefund;
+import dev.fenced.provider.WebhookEvent;
+import dev.fenced.provider.WebhookSignature;
 import dev.fenced.testing.servers.OwnDatabase;
 import dev.fenced.testing.servers.TestDatabases;
 import dev.fenced.testing.servers.TestRedis;

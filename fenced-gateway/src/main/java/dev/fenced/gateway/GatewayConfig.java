@@ -1,5 +1,7 @@
 package dev.fenced.gateway;
 
+import dev.fenced.provider.MinorUnits;
+import dev.fenced.provider.WebhookSignature;
 import java.math.BigDecimal;
 import java.net.URI;
 import java.nio.file.Path;

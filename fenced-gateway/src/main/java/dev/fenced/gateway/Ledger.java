@@ -3,6 +3,7 @@ package dev.fenced.gateway;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.fenced.provider.GatewayRefund;
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;

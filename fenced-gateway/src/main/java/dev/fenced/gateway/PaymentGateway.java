@@ -1,6 +1,10 @@
 package dev.fenced.gateway;
 
 import com.sun.net.httpserver.HttpServer;
+import dev.fenced.provider.GatewayRefund;
+import dev.fenced.provider.MinorUnits;
+import dev.fenced.provider.WebhookEvent;
+import dev.fenced.provider.WebhookSignature;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;

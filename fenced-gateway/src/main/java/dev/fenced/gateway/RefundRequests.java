@@ -5,6 +5,7 @@ import static dev.fenced.gateway.GatewayHttp.shorten;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.sun.net.httpserver.HttpExchange;
+import dev.fenced.provider.MinorUnits;
 import java.io.IOException;
 import java.io.InputStream;
 import java.math.BigDecimal;

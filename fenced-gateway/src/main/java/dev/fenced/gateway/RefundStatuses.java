@@ -1,5 +1,6 @@
 package dev.fenced.gateway;
 
+import dev.fenced.provider.GatewayRefund;
 import java.time.Clock;
 import java.util.SplittableRandom;
 

@@ -1,6 +1,9 @@
 package dev.fenced.gateway;
 
 import com.sun.net.httpserver.HttpExchange;
+import dev.fenced.provider.GatewayRefund;
+import dev.fenced.provider.StripeMinorUnits;
+import dev.fenced.provider.WebhookEvent;
 import java.io.IOException;
 import java.math.BigDecimal;
 import java.net.URLDecoder;

@@ -1,5 +1,8 @@
 package dev.fenced.gateway;
 
+import dev.fenced.provider.GatewayRefund;
+import dev.fenced.provider.WebhookEvent;
+import dev.fenced.provider.WebhookSignature;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

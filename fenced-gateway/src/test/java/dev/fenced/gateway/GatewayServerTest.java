@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.fenced.provider.GatewayRefund;
 import dev.fenced.testing.ManualScheduler;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

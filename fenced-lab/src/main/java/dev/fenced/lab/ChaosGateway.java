@@ -1,9 +1,9 @@
 package dev.fenced.lab;
 
 import dev.fenced.gateway.GatewayConfig;
-import dev.fenced.gateway.GatewayRefund;
 import dev.fenced.gateway.PaymentGateway;
 import dev.fenced.gateway.WebhookStats;
+import dev.fenced.provider.GatewayRefund;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -6,7 +6,7 @@ import dev.fenced.cli.EventCodec;
 import dev.fenced.cli.EventLine;
 import dev.fenced.embedded.EmbeddedPostgresServer;
 import dev.fenced.fleet.JobEvent;
-import dev.fenced.gateway.GatewayRefund;
+import dev.fenced.provider.GatewayRefund;
 import dev.fenced.gateway.WebhookStats;
 import dev.fenced.settlement.JournalSchema;
 import dev.fenced.settlement.RefundSeeder;

@@ -1,7 +1,7 @@
 package dev.fenced.lab;
 
 import dev.fenced.cli.EventLine;
-import dev.fenced.gateway.GatewayRefund;
+import dev.fenced.provider.GatewayRefund;
 import dev.fenced.settlement.SettlementEvent.Type;
 import java.sql.SQLException;
 import java.util.ArrayList;

@@ -1,7 +1,7 @@
 package dev.fenced.lab;
 
 import dev.fenced.gateway.GatewayClient;
-import dev.fenced.gateway.GatewayRefund;
+import dev.fenced.provider.GatewayRefund;
 import dev.fenced.settlement.Reconciliation;
 import java.math.BigDecimal;
 import java.sql.Connection;

@@ -4,7 +4,7 @@ import com.stripe.StripeClient;
 import com.stripe.exception.StripeException;
 import com.stripe.param.ChargeCreateParams;
 import dev.fenced.cli.UsageException;
-import dev.fenced.gateway.StripeMinorUnits;
+import dev.fenced.provider.StripeMinorUnits;
 import dev.fenced.stripe.ChargeResolver;
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -8,7 +8,7 @@ import dev.fenced.cli.Connections;
 import dev.fenced.embedded.MovableClockRedis;
 import dev.fenced.gateway.GatewayClient;
 import dev.fenced.gateway.GatewayConfig;
-import dev.fenced.gateway.GatewayRefund;
+import dev.fenced.provider.GatewayRefund;
 import dev.fenced.gateway.PaymentGateway;
 import dev.fenced.redis.RedisLeaseStore;
 import dev.fenced.settlement.RefundSeeder;

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.fenced.cli.EventLine;
-import dev.fenced.gateway.GatewayRefund;
+import dev.fenced.provider.GatewayRefund;
 import dev.fenced.settlement.SettlementEvent.Type;
 import dev.fenced.settlement.SettlementOutcome;
 import java.math.BigDecimal;

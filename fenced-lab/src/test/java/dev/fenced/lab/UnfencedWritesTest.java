@@ -6,7 +6,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.fenced.cli.Connections;
 import dev.fenced.gateway.GatewayClient;
 import dev.fenced.gateway.GatewayConfig;
-import dev.fenced.gateway.GatewayRefund;
+import dev.fenced.provider.GatewayRefund;
 import dev.fenced.gateway.PaymentGateway;
 import dev.fenced.jdbc.FencedRows;
 import dev.fenced.redis.RedisLeaseStore;

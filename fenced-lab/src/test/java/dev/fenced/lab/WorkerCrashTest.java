@@ -7,7 +7,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fenced.gateway.GatewayConfig;
-import dev.fenced.gateway.GatewayRefund;
+import dev.fenced.provider.GatewayRefund;
 import dev.fenced.gateway.PaymentGateway;
 import dev.fenced.settlement.RefundSeeder;
 import dev.fenced.settlement.SettlementEvent;

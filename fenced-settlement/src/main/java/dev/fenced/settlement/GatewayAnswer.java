@@ -1,7 +1,7 @@
 package dev.fenced.settlement;
 
-import dev.fenced.gateway.GatewayException;
-import dev.fenced.gateway.GatewayRefund;
+import dev.fenced.provider.GatewayException;
+import dev.fenced.provider.GatewayRefund;
 
 /**
  * What the gateway's answers about one refund came to, after retries: the only input from which

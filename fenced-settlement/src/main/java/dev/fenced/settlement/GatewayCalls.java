@@ -1,8 +1,8 @@
 package dev.fenced.settlement;
 
-import dev.fenced.gateway.RefundGateway;
-import dev.fenced.gateway.GatewayException;
-import dev.fenced.gateway.GatewayRefund;
+import dev.fenced.provider.RefundGateway;
+import dev.fenced.provider.GatewayException;
+import dev.fenced.provider.GatewayRefund;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;

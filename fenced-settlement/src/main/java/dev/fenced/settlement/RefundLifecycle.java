@@ -1,9 +1,9 @@
 package dev.fenced.settlement;
 
 import dev.fenced.StoreUnavailableException;
-import dev.fenced.gateway.GatewayException;
-import dev.fenced.gateway.GatewayRefund;
-import dev.fenced.gateway.RefundGateway;
+import dev.fenced.provider.GatewayException;
+import dev.fenced.provider.GatewayRefund;
+import dev.fenced.provider.RefundGateway;
 import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

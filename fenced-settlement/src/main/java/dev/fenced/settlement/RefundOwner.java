@@ -1,6 +1,6 @@
 package dev.fenced.settlement;
 
-import dev.fenced.gateway.GatewayRefund;
+import dev.fenced.provider.GatewayRefund;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -16,7 +16,7 @@ import java.util.Map;
  * row have their refund id as key.
  *
  * <p>Limit: a refund that names no owner (made before owners were recorded, or through a
- * {@link dev.fenced.gateway.RefundGateway} that drops metadata) cannot be told apart, and is taken
+ * {@link dev.fenced.provider.RefundGateway} that drops metadata) cannot be told apart, and is taken
  * as the row's, as before.
  */
 record RefundOwner(String deployment, String merchant, String refundId) {

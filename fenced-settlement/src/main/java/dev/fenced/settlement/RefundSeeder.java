@@ -1,7 +1,7 @@
 package dev.fenced.settlement;
 
 import dev.fenced.StoreUnavailableException;
-import dev.fenced.gateway.MinorUnits;
+import dev.fenced.provider.MinorUnits;
 import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

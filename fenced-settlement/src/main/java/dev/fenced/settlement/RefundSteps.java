@@ -1,7 +1,7 @@
 package dev.fenced.settlement;
 
 import dev.fenced.FencedException;
-import dev.fenced.gateway.GatewayRefund;
+import dev.fenced.provider.GatewayRefund;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.Locale;

@@ -1,6 +1,6 @@
 package dev.fenced.settlement;
 
-import dev.fenced.gateway.MinorUnits;
+import dev.fenced.provider.MinorUnits;
 import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

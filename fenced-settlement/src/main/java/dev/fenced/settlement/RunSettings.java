@@ -1,6 +1,6 @@
 package dev.fenced.settlement;
 
-import dev.fenced.gateway.RefundGateway;
+import dev.fenced.provider.RefundGateway;
 import java.time.Duration;
 import javax.sql.DataSource;
 

@@ -3,7 +3,7 @@ package dev.fenced.settlement;
 import dev.fenced.FenceViolation;
 import dev.fenced.FencedException;
 import dev.fenced.Lease;
-import dev.fenced.gateway.MinorUnits;
+import dev.fenced.provider.MinorUnits;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.HashSet;

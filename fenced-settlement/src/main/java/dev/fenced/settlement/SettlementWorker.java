@@ -5,7 +5,7 @@ import dev.fenced.Lease;
 import dev.fenced.LeaseArguments;
 import dev.fenced.LeaseStore;
 import dev.fenced.LeaseWatchdog;
-import dev.fenced.gateway.RefundGateway;
+import dev.fenced.provider.RefundGateway;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;

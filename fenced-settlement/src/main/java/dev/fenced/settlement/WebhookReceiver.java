@@ -1,9 +1,9 @@
 package dev.fenced.settlement;
 
-import dev.fenced.gateway.GatewayRefund;
-import dev.fenced.gateway.WebhookEvent;
-import dev.fenced.gateway.WebhookRejectedException;
-import dev.fenced.gateway.WebhookSignature;
+import dev.fenced.provider.GatewayRefund;
+import dev.fenced.provider.WebhookEvent;
+import dev.fenced.provider.WebhookRejectedException;
+import dev.fenced.provider.WebhookSignature;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

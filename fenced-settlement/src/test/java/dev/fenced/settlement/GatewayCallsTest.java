@@ -2,10 +2,10 @@ package dev.fenced.settlement;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.fenced.gateway.GatewayException;
-import dev.fenced.gateway.GatewayException.Outcome;
-import dev.fenced.gateway.GatewayRefund;
-import dev.fenced.gateway.RefundGateway;
+import dev.fenced.provider.GatewayException;
+import dev.fenced.provider.GatewayException.Outcome;
+import dev.fenced.provider.GatewayRefund;
+import dev.fenced.provider.RefundGateway;
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.ArrayDeque;

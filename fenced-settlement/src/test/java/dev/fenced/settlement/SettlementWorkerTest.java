@@ -8,10 +8,10 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.fenced.Lease;
 import dev.fenced.gateway.GatewayClient;
 import dev.fenced.gateway.GatewayConfig;
-import dev.fenced.gateway.GatewayRefund;
 import dev.fenced.gateway.PaymentGateway;
 import dev.fenced.jdbc.FencedRows;
 import dev.fenced.jdbc.JdbcFenceFloor;
+import dev.fenced.provider.GatewayRefund;
 import dev.fenced.redis.RedisLeaseStore;
 import dev.fenced.redis.TokenPolicy;
 import dev.fenced.settlement.SettlementOutcome.Result;
@@ -55,7 +55,7 @@ class SettlementWorkerTest {
     }
 
     /** An application's own provider adapter over the HTTP gateway: each test overrides what it watches. */
-    private abstract static class Adapter implements dev.fenced.gateway.RefundGateway {
+    private abstract static class Adapter implements dev.fenced.provider.RefundGateway {
         private final GatewayClient http;
 
         Adapter(GatewayClient http) {
@@ -100,7 +100,7 @@ class SettlementWorkerTest {
     }
 
     /**
-     * The worker sees the provider only through {@link dev.fenced.gateway.RefundGateway}: an
+     * The worker sees the provider only through {@link dev.fenced.provider.RefundGateway}: an
      * application's own adapter (here one that counts the calls it passes to the HTTP gateway) is
      * all it needs.
      */
@@ -111,7 +111,7 @@ class SettlementWorkerTest {
         try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build())) {
             GatewayClient http = GatewayClient.of(gateway.url(), Duration.ofSeconds(2));
             java.util.concurrent.atomic.AtomicInteger creates = new java.util.concurrent.atomic.AtomicInteger();
-            dev.fenced.gateway.RefundGateway provider = new Adapter(http) {
+            dev.fenced.provider.RefundGateway provider = new Adapter(http) {
                 @Override
                 public GatewayRefund createRefund(String key, String reference, String merchantId, BigDecimal amount, String currency) {
                     creates.incrementAndGet();
@@ -198,14 +198,14 @@ class SettlementWorkerTest {
                 .rateLimited(0.3, retryAfter).build())) {
             GatewayClient http = GatewayClient.of(gateway.url(), Duration.ofSeconds(2));
             List<long[]> calls = new CopyOnWriteArrayList<>(); // {started, ended, 1 for a 429}, in nanoTime
-            dev.fenced.gateway.RefundGateway recorded = new Adapter(http) {
+            dev.fenced.provider.RefundGateway recorded = new Adapter(http) {
                 @Override
                 public GatewayRefund createRefund(String key, String reference, String merchantId, BigDecimal amount, String currency) {
                     long started = System.nanoTime();
                     int limited = 0;
                     try {
                         return http.createRefund(key, reference, merchantId, amount, currency);
-                    } catch (dev.fenced.gateway.GatewayException e) {
+                    } catch (dev.fenced.provider.GatewayException e) {
                         limited = e.status() == 429 ? 1 : 0;
                         throw e;
                     } finally {

@@ -5,8 +5,8 @@ import com.stripe.model.Event;
 import com.stripe.model.Refund;
 import com.stripe.model.StripeObject;
 import com.stripe.net.ApiResource;
-import dev.fenced.gateway.WebhookEvent;
-import dev.fenced.gateway.WebhookRejectedException;
+import dev.fenced.provider.WebhookEvent;
+import dev.fenced.provider.WebhookRejectedException;
 import java.nio.charset.StandardCharsets;
 
 /**

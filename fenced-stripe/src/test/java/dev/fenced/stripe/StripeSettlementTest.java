@@ -3,9 +3,9 @@ package dev.fenced.stripe;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.fenced.gateway.GatewayConfig;
-import dev.fenced.gateway.GatewayRefund;
 import dev.fenced.gateway.PaymentGateway;
 import dev.fenced.jdbc.JdbcFenceFloor;
+import dev.fenced.provider.GatewayRefund;
 import dev.fenced.redis.RedisLeaseStore;
 import dev.fenced.redis.TokenPolicy;
 import dev.fenced.settlement.Merchants;

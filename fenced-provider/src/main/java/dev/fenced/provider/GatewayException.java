@@ -1,4 +1,4 @@
-package dev.fenced.gateway;
+package dev.fenced.provider;
 
 import dev.fenced.FencedException;
 import java.time.Duration;
@@ -7,7 +7,7 @@ import java.util.Optional;
 
 /**
  * A gateway call that did not return a refund, classified by what it means for the money
- * ({@link Outcome}). The class is decided in one place, {@link GatewayClient}: a caller switches
+ * ({@link Outcome}). The class is decided in one place, {@code GatewayClient} (fenced-gateway): a caller switches
  * on {@link #outcome()} and never reads status codes itself.
  *
  * <p>Messages name the gateway by scheme, host and port only, and carry the gateway's own reason:

@@ -1,4 +1,4 @@
-package dev.fenced.gateway;
+package dev.fenced.provider;
 
 import java.math.BigDecimal;
 import java.time.Duration;
@@ -8,7 +8,7 @@ import java.util.Optional;
 
 /**
  * A payment provider as the settlement worker and reconciliation see it: a refund is created under
- * an idempotency key, and looked up by that key. {@link GatewayClient} implements it for the
+ * an idempotency key, and looked up by that key. {@code GatewayClient} (fenced-gateway) implements it for the
  * simulated gateway; an application implements it for its own provider.
  *
  * <p>What an implementation must guarantee: the same key with the same parameters never makes a

@@ -1,4 +1,4 @@
-package dev.fenced.gateway;
+package dev.fenced.provider;
 
 import java.nio.charset.StandardCharsets;
 import java.security.InvalidKeyException;

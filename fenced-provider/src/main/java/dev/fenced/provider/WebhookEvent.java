@@ -1,4 +1,4 @@
-package dev.fenced.gateway;
+package dev.fenced.provider;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;

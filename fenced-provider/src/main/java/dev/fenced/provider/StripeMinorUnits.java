@@ -1,4 +1,4 @@
-package dev.fenced.gateway;
+package dev.fenced.provider;
 
 import java.math.BigDecimal;
 import java.util.Locale;
