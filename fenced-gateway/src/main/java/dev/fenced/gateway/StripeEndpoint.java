@@ -22,9 +22,11 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * The simulated gateway's Stripe-shaped surface, enough for Stripe's official Java library to
  * refund against it: {@code POST /v1/charges} (a captured charge, for tests), {@code POST
- * /v1/refunds} (form-encoded {@code charge}, {@code amount} in minor units, {@code metadata[..]};
- * {@code Idempotency-Key}), {@code GET /v1/refunds/{id}}, {@code GET /v1/refunds?charge=..}
- * (a list object, {@code limit} and {@code starting_after}), Stripe's error objects and its
+ * /v1/payment_intents} ({@code confirm=true}: succeeded at once, its charge captured), {@code POST
+ * /v1/refunds} (form-encoded {@code charge} or {@code payment_intent}, {@code amount} in minor
+ * units, {@code metadata[..]}; {@code Idempotency-Key}), {@code GET /v1/refunds/{id}}, {@code GET
+ * /v1/refunds?charge=..} or {@code ?payment_intent=..} (a list object, {@code limit} and
+ * {@code starting_after}), Stripe's error objects and its
  * bearer authentication. Refunds go into the same ledger as {@code /refunds}, with the refund's
  * {@code metadata[refund_id]} and {@code metadata[merchant]} (else the charge's) as reference and
  * merchant, and the same lifecycle, key retention, faults and webhooks.
@@ -40,20 +42,22 @@ import java.util.concurrent.atomic.AtomicLong;
  * answer; Stripe's test card whose refunds fail ({@code source=tok_refundFail} or
  * {@code payment_method=pm_card_refundFail} on the charge): its refunds succeed, then fail
  * ({@code expired_or_canceled_card}) and give their amount back, as {@link RefundStatuses} times it.
- * Not modelled: payment intents,
- * connected accounts ({@code Stripe-Account}), expansion, API versions, newest-first order,
+ * Not modelled: payment intents not confirmed at creation (manual capture, 3-D Secure), connected accounts ({@code Stripe-Account}), expansion, API versions, newest-first order,
  * {@code ending_before}, partial-capture charges, {@code reason}, and Stripe's ids ({@code gw_} ids,
  * not {@code re_}). Charges live in memory: a restart forgets them, not the refunds.
  */
 final class StripeEndpoint {
     /** Where the refund's charge is kept on the ledger; never shown as metadata. */
     static final String CHARGE_KEY = "stripe_charge";
+    /** Where the refund's payment intent, if its charge has one, is kept on the ledger; never shown as metadata. */
+    static final String PAYMENT_INTENT_KEY = "stripe_payment_intent";
     /** Marks, on the ledger, a refund of a charge made with Stripe's refund-failing test card; never shown as metadata. */
     static final String FAILS_AFTER_SUCCESS_KEY = "stripe_refund_fails";
     /** Stripe's test token and payment method whose refunds succeed and then fail. */
     private static final java.util.Set<String> REFUND_FAIL_CARDS = java.util.Set.of("tok_refundFail", "pm_card_refundFail");
 
-    private record Charge(String id, long amount, String currency, String merchant, boolean refundsFail) {
+    /** @param paymentIntent the payment intent it is the charge of; null for a charge made alone */
+    private record Charge(String id, long amount, String currency, String merchant, boolean refundsFail, String paymentIntent) {
     }
 
     /**
@@ -70,6 +74,8 @@ final class StripeEndpoint {
     private final Map<String, Charge> charges = new ConcurrentHashMap<>();
     private final Map<String, KeyUse> keys = new ConcurrentHashMap<>();
     private final AtomicLong chargeIds = new AtomicLong();
+    private final Map<String, Charge> paymentIntents = new ConcurrentHashMap<>();
+    private final AtomicLong paymentIntentIds = new AtomicLong();
     /** Part of every charge id: a restarted gateway, which forgets its charges, never hands out an old one's id. */
     private final String run = Long.toHexString(new java.security.SecureRandom().nextLong() & 0xffffffL);
 
@@ -89,7 +95,10 @@ final class StripeEndpoint {
             String path = exchange.getRequestURI().getPath();
             String method = exchange.getRequestMethod();
             if (path.equals("/v1/charges") && method.equals("POST")) {
-                return createCharge(form(exchange));
+                return chargeObject(createCharge(form(exchange), null));
+            }
+            if (path.equals("/v1/payment_intents") && method.equals("POST")) {
+                return createPaymentIntent(form(exchange));
             }
             if (path.equals("/v1/refunds") && method.equals("POST")) {
                 return createRefund(exchange, form(exchange), faults);
@@ -130,7 +139,8 @@ final class StripeEndpoint {
         return null;
     }
 
-    private GatewayHttp.Response createCharge(Map<String, String> form) {
+    /** A captured charge, or an error answer; {@code paymentIntent} is the intent it is the charge of, or null. */
+    private Object createCharge(Map<String, String> form, String paymentIntent) {
         long amount = units(form.get("amount"));
         String currency = form.getOrDefault("currency", "").toLowerCase(Locale.ROOT);
         if (amount <= 0 || !currency.matches("[a-z]{3}")) {
@@ -138,8 +148,19 @@ final class StripeEndpoint {
         }
         String merchant = form.getOrDefault("metadata[merchant]", "acct_default");
         boolean refundsFail = REFUND_FAIL_CARDS.contains(form.getOrDefault("source", form.getOrDefault("payment_method", "")));
-        Charge charge = new Charge(String.format("ch_%s%06d", run, chargeIds.incrementAndGet()), amount, currency, merchant, refundsFail);
+        Charge charge = new Charge(String.format("ch_%s%06d", run, chargeIds.incrementAndGet()), amount, currency, merchant, refundsFail,
+                paymentIntent);
         charges.put(charge.id(), charge);
+        return charge;
+    }
+
+    private static GatewayHttp.Response chargeObject(Object created) {
+        if (!(created instanceof Charge charge)) {
+            return (GatewayHttp.Response) created;
+        }
+        long amount = charge.amount();
+        String currency = charge.currency();
+        String merchant = charge.merchant();
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("id", charge.id());
         body.put("object", "charge");
@@ -149,6 +170,31 @@ final class StripeEndpoint {
         body.put("captured", true);
         body.put("currency", currency);
         body.put("metadata", Map.of("merchant", merchant));
+        body.put("payment_intent", charge.paymentIntent());
+        return new GatewayHttp.Response(200, body);
+    }
+
+    /** A payment intent confirmed at once ({@code confirm=true} is all this surface knows): succeeded, its charge captured. */
+    private GatewayHttp.Response createPaymentIntent(Map<String, String> form) {
+        if (!"true".equals(form.get("confirm"))) {
+            return error(400, "invalid_request_error", "parameter_missing", "this surface makes payment intents with confirm=true only",
+                    "confirm");
+        }
+        String id = String.format("pi_%s%06d", run, paymentIntentIds.incrementAndGet());
+        Object created = createCharge(form, id);
+        if (!(created instanceof Charge charge)) {
+            return (GatewayHttp.Response) created;
+        }
+        paymentIntents.put(id, charge);
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("id", id);
+        body.put("object", "payment_intent");
+        body.put("amount", charge.amount());
+        body.put("amount_received", charge.amount());
+        body.put("currency", charge.currency());
+        body.put("status", "succeeded");
+        body.put("latest_charge", charge.id());
+        body.put("metadata", Map.of("merchant", charge.merchant()));
         return new GatewayHttp.Response(200, body);
     }
 
@@ -167,10 +213,16 @@ final class StripeEndpoint {
                 return replay(earlier.response());
             }
         }
-        Charge charge = charges.get(form.getOrDefault("charge", ""));
+        boolean byIntent = form.containsKey("payment_intent");
+        if (byIntent == form.containsKey("charge")) {
+            return error(400, "invalid_request_error", "parameter_missing", "One of the following parameters is required: charge,"
+                    + " payment_intent (not both).", null);
+        }
+        String target = form.getOrDefault(byIntent ? "payment_intent" : "charge", "");
+        Charge charge = byIntent ? paymentIntents.get(target) : charges.get(target);
         if (charge == null) {
-            return error(404, "invalid_request_error", "resource_missing", "No such charge: '" + GatewayHttp.shorten(form.getOrDefault("charge", ""))
-                    + "'", "charge");
+            return error(404, "invalid_request_error", "resource_missing", "No such " + (byIntent ? "payment_intent" : "charge") + ": '"
+                    + GatewayHttp.shorten(target) + "'", byIntent ? "payment_intent" : "charge");
         }
         RefundEndpoint.sleep(config.latency());
         double draw = faults.draw();
@@ -246,9 +298,14 @@ final class StripeEndpoint {
 
     private GatewayHttp.Response listRefunds(Map<String, String> query) {
         String charge = query.get("charge");
+        if (query.containsKey("payment_intent")) {
+            Charge ofIntent = paymentIntents.get(query.get("payment_intent"));
+            charge = ofIntent == null ? "" : ofIntent.id(); // an unknown intent has no refunds
+        }
+        String ofCharge = charge;
         int limit = (int) Math.max(1, Math.min(100, units(query.getOrDefault("limit", "10"))));
         List<GatewayRefund> all = ledger.matching(r -> r.metadata().containsKey(CHARGE_KEY)
-                && (charge == null || charge.equals(r.metadata().get(CHARGE_KEY))));
+                && (ofCharge == null || ofCharge.equals(r.metadata().get(CHARGE_KEY))));
         int from = 0;
         String after = query.get("starting_after");
         if (after != null) {
@@ -281,6 +338,10 @@ final class StripeEndpoint {
         Map<String, String> out = new TreeMap<>(metadata);
         out.put(CHARGE_KEY, charge.id());
         out.remove(FAILS_AFTER_SUCCESS_KEY); // the card says it, not the caller's metadata
+        out.remove(PAYMENT_INTENT_KEY);
+        if (charge.paymentIntent() != null) {
+            out.put(PAYMENT_INTENT_KEY, charge.paymentIntent());
+        }
         if (charge.refundsFail()) {
             out.put(FAILS_AFTER_SUCCESS_KEY, "true");
         }
@@ -316,6 +377,7 @@ final class StripeEndpoint {
         Map<String, String> metadata = new TreeMap<>(refund.metadata());
         String charge = metadata.remove(CHARGE_KEY);
         metadata.remove(FAILS_AFTER_SUCCESS_KEY);
+        String paymentIntent = metadata.remove(PAYMENT_INTENT_KEY);
         body.put("id", refund.id());
         body.put("object", "refund");
         body.put("amount", StripeMinorUnits.toStripe(refund.amount(), refund.currency()));
@@ -325,7 +387,7 @@ final class StripeEndpoint {
         body.put("metadata", metadata);
         body.put("status", refund.status());
         body.put("failure_reason", refund.failureReason());
-        body.put("payment_intent", null);
+        body.put("payment_intent", paymentIntent);
         return body;
     }
 

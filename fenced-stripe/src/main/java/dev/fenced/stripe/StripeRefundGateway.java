@@ -30,7 +30,7 @@ import java.util.TreeMap;
 
 /**
  * {@link RefundGateway} on Stripe's official Java library ({@code com.stripe:stripe-java}): a
- * refund is made against the row's charge ({@link ChargeResolver}) for the amount in minor units,
+ * refund is made against the row's charge or payment intent ({@link ChargeResolver}) for the amount in minor units,
  * with the row's key as Stripe's {@code Idempotency-Key}, and with the refund id, the merchant, the
  * key and the worker's owner in its {@code metadata}, where every lookup finds them again.
  *
@@ -93,7 +93,8 @@ public final class StripeRefundGateway implements RefundGateway {
         all.put(REFUND_ID, reference);
         all.put(MERCHANT, merchant);
         all.put(IDEMPOTENCY_KEY, idempotencyKey);
-        RefundCreateParams params = RefundCreateParams.builder().setCharge(charge).setAmount(units).putAllMetadata(all).build();
+        RefundCreateParams.Builder refund = RefundCreateParams.builder().setAmount(units).putAllMetadata(all);
+        RefundCreateParams params = (isPaymentIntent(charge) ? refund.setPaymentIntent(charge) : refund.setCharge(charge)).build();
         try {
             return toGateway(client.refunds().create(params, RequestOptions.builder().setIdempotencyKey(idempotencyKey).build()));
         } catch (StripeException e) {
@@ -181,9 +182,19 @@ public final class StripeRefundGateway implements RefundGateway {
         return out;
     }
 
+    /** The refunds of the row's charge, or of its payment intent when the resolver names one. */
     private List<GatewayRefund> refundsOfCharge(String merchant, String reference) {
         String charge = chargeOf(merchant, reference);
-        return list("listing the refunds of charge " + charge, RefundListParams.builder().setCharge(charge).setLimit(100L).build());
+        RefundListParams.Builder params = RefundListParams.builder().setLimit(100L);
+        if (isPaymentIntent(charge)) {
+            return list("listing the refunds of payment intent " + charge, params.setPaymentIntent(charge).build());
+        }
+        return list("listing the refunds of charge " + charge, params.setCharge(charge).build());
+    }
+
+    /** Stripe's payment intent ids begin {@code pi_}; anything else is taken for a charge. */
+    private static boolean isPaymentIntent(String id) {
+        return id.startsWith("pi_");
     }
 
     /** Every page of a list; a failure on any page is classified, as the first page's is. */

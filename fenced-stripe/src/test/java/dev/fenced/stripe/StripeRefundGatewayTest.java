@@ -5,7 +5,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.stripe.StripeClient;
 import com.stripe.exception.StripeException;
+import com.stripe.model.PaymentIntent;
+import com.stripe.model.Refund;
 import com.stripe.param.ChargeCreateParams;
+import com.stripe.param.PaymentIntentCreateParams;
 import dev.fenced.gateway.GatewayConfig;
 import dev.fenced.gateway.PaymentGateway;
 import dev.fenced.provider.GatewayException;
@@ -84,6 +87,37 @@ class StripeRefundGatewayTest {
             assertThatThrownBy(() -> stripe.createRefund("k_815", "r_815", "m_4471", new BigDecimal("70.25"), "EUR", Map.of("owner", "d_1")))
                     .as("control: the key is forgotten, the same request is a new refund, beyond what the charge has left")
                     .hasMessageContaining("amount_too_large");
+        }
+    }
+
+    /**
+     * A refund against a payment intent, Stripe's way of taking payments today: made once under its
+     * key, its object naming the intent and its charge, found by listing the intent's refunds.
+     * Control: another intent's refunds do not hold it, and the intent's charge refuses what it
+     * has no more of.
+     */
+    @Test
+    void aRefundAgainstAPaymentIntentIsMadeOnceAndFoundByTheIntentsRefunds() throws Exception {
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).apiKey(API_KEY).build())) {
+            StripeClient client = StripeClient.builder().setApiKey(API_KEY).setApiBase(gateway.url()).setMaxNetworkRetries(0).build();
+            PaymentIntent paid = client.paymentIntents().create(PaymentIntentCreateParams.builder().setAmount(10000L).setCurrency("eur")
+                    .setPaymentMethod("pm_card_visa").setConfirm(true).putMetadata("merchant", "m_4471").build());
+            PaymentIntent other = client.paymentIntents().create(PaymentIntentCreateParams.builder().setAmount(500L).setCurrency("eur")
+                    .setPaymentMethod("pm_card_visa").setConfirm(true).putMetadata("merchant", "m_4471").build());
+            assertThat(paid.getId()).startsWith("pi_");
+            assertThat(paid.getStatus()).isEqualTo("succeeded");
+            StripeRefundGateway stripe = adapter(gateway, (merchant, reference) -> reference.equals("r_815") ? paid.getId() : other.getId());
+
+            GatewayRefund made = stripe.createRefund("k_815", "r_815", "m_4471", new BigDecimal("70.25"), "EUR");
+            assertThat(stripe.createRefund("k_815", "r_815", "m_4471", new BigDecimal("70.25"), "EUR").id()).isEqualTo(made.id());
+            Refund object = client.refunds().retrieve(made.id());
+            assertThat(object.getPaymentIntent()).isEqualTo(paid.getId());
+            assertThat(object.getCharge()).isEqualTo(paid.getLatestCharge());
+            assertThat(stripe.findByKey("m_4471", "r_815", "k_815")).contains(made);
+            assertThat(stripe.findByKey("m_4471", "r_816", "k_815")).as("control: another intent's refunds").isEmpty();
+            assertThatThrownBy(() -> stripe.createRefund("k_816", "r_815", "m_4471", new BigDecimal("29.76"), "EUR"))
+                    .as("control: beyond what the intent's charge has left").hasMessageContaining("amount_too_large");
+            assertThat(gateway.ledger()).hasSize(1);
         }
     }
 
