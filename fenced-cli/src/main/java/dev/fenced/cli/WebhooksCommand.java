@@ -32,8 +32,8 @@ import picocli.CommandLine.Option;
 @Command(name = "webhooks", mixinStandardHelpOptions = true,
         description = {"Receive the payment provider's signed refund events until stopped, moving sent refunds to settled or returned.",
                 "POST /webhooks, signed in Stripe's scheme (Stripe-Signature: t=...,v1=HMAC-SHA256 of \"t.body\"). A sent row moves"
-                        + " to settled, or to returned when the provider reports the refund failed or canceled; nothing ever moves back,"
-                        + " and each event counts once.",
+                        + " to settled, or to returned when the provider reports the refund failed or canceled (a settled one too, when"
+                        + " its refund fails after it succeeded); nothing ever moves back, and each event counts once.",
                 "Answers: 200 handled (or handled before), 400 bad signature, stale timestamp or not an event (nothing written),"
                         + " 409 the row is not confirmed sent yet (deliver again), 413 too large, 503 the database failed (deliver again).",
                 "Exit codes: 0 stopped by SIGTERM or SIGINT, 1 runtime failure, 2 usage error, 10 deliveries or a poll still"
