@@ -3,10 +3,10 @@ package dev.fenced.settlement;
 import dev.fenced.Lease;
 import dev.fenced.LeaseStore;
 import dev.fenced.StoreUnavailableException;
-import dev.fenced.provider.RefundGateway;
-import dev.fenced.provider.GatewayRefund;
 import dev.fenced.jdbc.FencedRows;
 import dev.fenced.jdbc.FencedTable;
+import dev.fenced.provider.GatewayRefund;
+import dev.fenced.provider.RefundGateway;
 import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -15,7 +15,6 @@ import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -70,6 +69,13 @@ public final class Reconciliation {
         RETURNED(false),
         /** The row is failed, but the gateway holds a matching refund. */
         FAILED_BUT_PAID(true),
+        /**
+         * The row is settled, but the provider reports its refund failed or canceled since (a card
+         * refund that failed after it succeeded, whose news never reached the row): the money came
+         * back to the merchant. {@code --repair} writes the provider's word, as a webhook would have
+         * (the row becomes {@code returned}); a new attempt is then {@link Repairs#resendReturned}'s.
+         */
+        FAILED_AFTER_SETTLED(true),
         /** The refund under the row's key is for another merchant, amount or currency, or another gateway id than the row records. */
         MISMATCH(false),
         /**
@@ -92,7 +98,10 @@ public final class Reconciliation {
             this.repairable = repairable;
         }
 
-        /** Whether {@link #repair} fixes it: a matching refund exists, so the row becomes sent. */
+        /**
+         * Whether {@link #repair} fixes it without being asked for more: a matching refund exists, so
+         * the row becomes sent; or, for {@link #FAILED_AFTER_SETTLED}, the provider's word is written.
+         */
         public boolean repairable() {
             return repairable;
         }
@@ -258,7 +267,9 @@ public final class Reconciliation {
             Set<String> rekeyable = resendExpired ? rekeyable(merchant) : Set.of();
             List<Discrepancy> after = new ArrayList<>();
             for (Discrepancy d : found.discrepancies()) {
-                if (d.kind().repairable()) {
+                if (d.kind() == Kind.FAILED_AFTER_SETTLED) {
+                    after.add(d.repaired(writeProvidersWord(merchant, d)));
+                } else if (d.kind().repairable()) {
                     after.add(d.repaired(markSent(d, lease.token())));
                 } else if (d.kind() == Kind.KEY_EXPIRED_UNPAID && rekeyable.contains(d.refundId())) {
                     after.add(d.repaired(rekey(d.refundId(), lease.token())));
@@ -395,8 +406,8 @@ public final class Reconciliation {
         if (refund != null && row.state().equals("settled")
                 && (GatewayRefund.FAILED.equals(refund.status()) || GatewayRefund.CANCELED.equals(refund.status()))) {
             // A card refund that failed after it succeeded, whose news never came: the money is back with the merchant.
-            return new Discrepancy(Kind.MISMATCH, row.id(), row.state(), refund.id(), "settled here, but the gateway reports the refund "
-                    + refund.status() + (refund.failureReason() == null ? "" : " (" + refund.failureReason() + ")")
+            return new Discrepancy(Kind.FAILED_AFTER_SETTLED, row.id(), row.state(), refund.id(), "settled here, but the gateway reports"
+                    + " the refund " + refund.status() + (refund.failureReason() == null ? "" : " (" + refund.failureReason() + ")")
                     + ": the money came back to the merchant, and no news of it reached the row", null);
         }
         Kind kind = switch (row.state()) {
@@ -415,6 +426,22 @@ public final class Reconciliation {
                 + "; a new attempt needs a new key"
                 : "gateway holds " + refund.amount().toPlainString() + " " + refund.currency() + " under the row's key";
         return new Discrepancy(kind, row.id(), row.state(), refund == null ? null : refund.id(), detail, null);
+    }
+
+    /**
+     * The provider's word on a settled row whose refund failed since, written as the webhook would
+     * have written it (RefundLifecycle.moveForward: no fence, conditional on the row and the refund
+     * id); read again from the provider first. Returns the row's state after.
+     */
+    private String writeProvidersWord(String merchant, Discrepancy d) {
+        GatewayRefund now = gateway.refundById(merchant, d.gatewayRefundId()).orElse(null);
+        RefundLifecycle.FinalWord word = now == null ? null : RefundLifecycle.FinalWord.of(now);
+        if (word == null || word.settled()) {
+            return d.state(); // the provider no longer says so: nothing written
+        }
+        boolean[] moved = {false};
+        inTransaction(connection -> moved[0] = RefundLifecycle.moveForward(connection, d.refundId(), d.gatewayRefundId(), word));
+        return moved[0] ? word.state() : d.state(); // not moved: the row changed since the check (a webhook came)
     }
 
     /** Takes the row over with the repair's token and confirms it with the gateway's refund id. */

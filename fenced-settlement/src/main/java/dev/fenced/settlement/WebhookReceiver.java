@@ -17,9 +17,11 @@ import org.slf4j.LoggerFactory;
 /**
  * Receives a provider's refund events (webhooks) and writes their news into the rows: a {@code sent}
  * row moves to {@code settled} when its refund succeeded, or to {@code returned}, with the
- * provider's reason, when it failed or was canceled after acceptance. The same rule as
- * {@link RefundLifecycle#poll}: forward only, only a {@code sent} row confirmed with the same
- * refund id, merchant, amount and currency, no fence (RELIABILITY.md, "The provider's final word").
+ * provider's reason, when it failed or was canceled after acceptance; a {@code settled} row moves
+ * to {@code returned} when its refund failed after it succeeded. The same write as
+ * {@link RefundLifecycle#poll} (which asks about {@code sent} rows only): forward only, only on a
+ * row confirmed with the same refund id, merchant, amount and currency, no fence (RELIABILITY.md,
+ * "The provider's final word").
  *
  * <p>What it guarantees: nothing is written for a delivery whose signature does not hold or whose
  * timestamp is outside the tolerance ({@link WebhookSignature}); each event id is remembered in
@@ -151,7 +153,8 @@ public final class WebhookReceiver {
         String refundId = event.aboutRefund() ? event.refund().reference() : null;
         try {
             Receipt receipt = apply(event);
-            if (receipt.outcome() == Outcome.MISMATCH) {
+            if (receipt.outcome() == Outcome.MISMATCH || receipt.outcome() == Outcome.RETURNED) {
+                // A refund the customer did not get, or news that contradicts the row: an operator's to decide.
                 log.warn("webhook {}: {}", event.id(), receipt.message());
             } else {
                 log.debug("webhook {}: {}", event.id(), receipt.message());

@@ -161,17 +161,22 @@ class StripeWebhookTest {
                     assertThat(rs.getString(1)).isEqualTo("the provider reports the refund failed: expired_or_canceled_card");
                 }
             }
-            // Had the failure's news been lost, the row would still say settled: reconcile says the money came back.
+            // Had the failure's news been lost, the row would still say settled: reconcile says the money came back, and its
+            // repair writes what the webhook would have.
             try (Connection c = db.getConnection();
                  PreparedStatement s = c.prepareStatement("UPDATE refund SET state = 'settled', failure_reason = NULL WHERE id = ?")) {
                 s.setString(1, closedRow);
                 s.executeUpdate();
             }
             assertThat(Reconciliation.of(db, stripe).check(merchant).discrepancies()).singleElement().satisfies(d -> {
-                assertThat(d.kind()).isEqualTo(Reconciliation.Kind.MISMATCH);
+                assertThat(d.kind()).isEqualTo(Reconciliation.Kind.FAILED_AFTER_SETTLED);
                 assertThat(d.refundId()).isEqualTo(closedRow);
                 assertThat(d.detail()).contains("settled here, but the gateway reports the refund failed (expired_or_canceled_card)");
             });
+            Reconciliation.Report repaired = Reconciliation.of(db, stripe).repair(merchant, leases, Duration.ofSeconds(10),
+                    new Reconciliation.Repairs(false, false, false));
+            assertThat(repaired.discrepancies()).singleElement().extracting(Reconciliation.Discrepancy::repairedTo).isEqualTo("returned");
+            assertThat(states(db, merchant)).containsEntry(closedRow, "returned").containsEntry(visaRow, "settled");
             assertThat(stripe.createRefund("k_again_" + merchant, closedRow + "_again", merchant, new BigDecimal("200.00"), "EUR").amount())
                     .as("the failed refund gave the charge its amount back").isEqualByComparingTo("200.00");
         } finally {
