@@ -8,4 +8,6 @@ module dev.fenced.provider {
     requires com.fasterxml.jackson.databind;
 
     exports dev.fenced.provider;
+    // Jackson reads and writes the records of this package (GatewayRefund, in events and in the gateway's answers).
+    opens dev.fenced.provider to com.fasterxml.jackson.databind;
 }

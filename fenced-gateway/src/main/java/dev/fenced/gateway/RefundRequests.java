@@ -129,7 +129,9 @@ final class RefundRequests {
                 throw badRequest("metadata '" + shorten(name) + "' must be a string of at most " + MAX_FIELD + " characters, got "
                         + shorten(value.toString()));
             }
-            metadata.put(name, value.textValue());
+            if (!StripeEndpoint.RESERVED_KEYS.contains(name)) { // the Stripe surface's own marks: no caller sets them
+                metadata.put(name, value.textValue());
+            }
         }
         return metadata;
     }

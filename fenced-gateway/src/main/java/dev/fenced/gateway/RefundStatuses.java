@@ -37,10 +37,11 @@ final class RefundStatuses {
         if (now < settlesAt(refund)) {
             return refund.withStatus(GatewayRefund.PENDING, null);
         }
-        if (failsAfterSuccess(refund) && now >= failsAt(refund)) {
+        GatewayRefund settled = settled(refund);
+        if (GatewayRefund.SUCCEEDED.equals(settled.status()) && failsAfterSuccess(refund) && now >= failsAt(refund)) {
             return failedAfterSuccess(refund);
         }
-        return settled(refund);
+        return settled;
     }
 
     /** Whether the refund succeeds first and fails later (a charge on Stripe's refund-failing test card). */

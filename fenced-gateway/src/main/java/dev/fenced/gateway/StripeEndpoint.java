@@ -5,7 +5,6 @@ import dev.fenced.provider.GatewayRefund;
 import dev.fenced.provider.StripeMinorUnits;
 import dev.fenced.provider.WebhookEvent;
 import java.io.IOException;
-import java.math.BigDecimal;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -14,6 +13,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -53,8 +53,10 @@ final class StripeEndpoint {
     static final String PAYMENT_INTENT_KEY = "stripe_payment_intent";
     /** Marks, on the ledger, a refund of a charge made with Stripe's refund-failing test card; never shown as metadata. */
     static final String FAILS_AFTER_SUCCESS_KEY = "stripe_refund_fails";
+    /** What this surface keeps on the ledger's refunds for itself: never a caller's metadata, never shown as metadata. */
+    static final Set<String> RESERVED_KEYS = Set.of(CHARGE_KEY, PAYMENT_INTENT_KEY, FAILS_AFTER_SUCCESS_KEY);
     /** Stripe's test token and payment method whose refunds succeed and then fail. */
-    private static final java.util.Set<String> REFUND_FAIL_CARDS = java.util.Set.of("tok_refundFail", "pm_card_refundFail");
+    private static final Set<String> REFUND_FAIL_CARDS = Set.of("tok_refundFail", "pm_card_refundFail");
 
     /** @param paymentIntent the payment intent it is the charge of; null for a charge made alone */
     private record Charge(String id, long amount, String currency, String merchant, boolean refundsFail, String paymentIntent) {
@@ -336,9 +338,8 @@ final class StripeEndpoint {
 
     private static Map<String, String> withCharge(Map<String, String> metadata, Charge charge) {
         Map<String, String> out = new TreeMap<>(metadata);
+        out.keySet().removeAll(RESERVED_KEYS); // the charge says them, not the caller's metadata
         out.put(CHARGE_KEY, charge.id());
-        out.remove(FAILS_AFTER_SUCCESS_KEY); // the card says it, not the caller's metadata
-        out.remove(PAYMENT_INTENT_KEY);
         if (charge.paymentIntent() != null) {
             out.put(PAYMENT_INTENT_KEY, charge.paymentIntent());
         }
@@ -375,9 +376,9 @@ final class StripeEndpoint {
     static Map<String, Object> object(GatewayRefund refund) {
         Map<String, Object> body = new LinkedHashMap<>();
         Map<String, String> metadata = new TreeMap<>(refund.metadata());
-        String charge = metadata.remove(CHARGE_KEY);
-        metadata.remove(FAILS_AFTER_SUCCESS_KEY);
-        String paymentIntent = metadata.remove(PAYMENT_INTENT_KEY);
+        String charge = metadata.get(CHARGE_KEY);
+        String paymentIntent = metadata.get(PAYMENT_INTENT_KEY);
+        metadata.keySet().removeAll(RESERVED_KEYS);
         body.put("id", refund.id());
         body.put("object", "refund");
         body.put("amount", StripeMinorUnits.toStripe(refund.amount(), refund.currency()));

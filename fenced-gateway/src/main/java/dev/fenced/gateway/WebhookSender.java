@@ -106,7 +106,7 @@ final class WebhookSender implements AutoCloseable {
             long settlesAt = statuses.settlesAt(refund);
             enqueue(event(type, settled, settlesAt), settlesAt);
         }
-        if (RefundStatuses.failsAfterSuccess(refund)) {
+        if (RefundStatuses.failsAfterSuccess(refund) && GatewayRefund.SUCCEEDED.equals(statuses.settled(refund).status())) {
             long failsAt = statuses.failsAt(refund);
             enqueue(event(WebhookEvent.REFUND_FAILED, RefundStatuses.failedAfterSuccess(refund), failsAt), failsAt);
         }

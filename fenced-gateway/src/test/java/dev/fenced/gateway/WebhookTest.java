@@ -13,7 +13,6 @@ import java.io.IOException;
 import java.math.BigDecimal;
 import java.net.InetSocketAddress;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -27,13 +26,8 @@ import org.junit.jupiter.api.Test;
 
 /** The simulated gateway's signed deliveries over real HTTP; the signature itself is {@code dev.fenced.provider.WebhookTest}'s. */
 class WebhookTest {
-    private static final String OLD_SECRET = "whsec_old_0123456789";
     private static final String NEW_SECRET = "whsec_new_9876543210";
     private static final BigDecimal AMOUNT = new BigDecimal("70.25");
-
-    private static byte[] body(String json) {
-        return json.getBytes(StandardCharsets.UTF_8);
-    }
 
     @Test
     void aWebhookUrlNeedsHttpNoUserInfoAndASecret() {

@@ -3,7 +3,9 @@ package dev.fenced.lab;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
+import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -41,9 +43,9 @@ record DemoReport(String mechanism, String label, boolean fencing, double speed,
 
     /** This report with the provider's news, the merchant's rows as they ended and the timeline with the news's notes. */
     DemoReport withNews(ProviderNews providerNews, Map<String, Long> finalRows, List<TimelineEntry> notes) {
-        List<TimelineEntry> entries = new java.util.ArrayList<>(timeline);
+        List<TimelineEntry> entries = new ArrayList<>(timeline);
         notes.stream().filter(note -> !entries.contains(note)).forEach(entries::add);
-        entries.sort(java.util.Comparator.comparingLong(TimelineEntry::elapsedMs));
+        entries.sort(Comparator.comparingLong(TimelineEntry::elapsedMs));
         return new DemoReport(mechanism, label, fencing, speed, refunds, uniqueReferences, totalAmount, duplicates, stalledRefund,
                 staleWritesAccepted, lostOrStuck, settledArticleSeconds, workerA, workerB, finalRows, pausedAtMs, resumedAtMs, staleWrites,
                 duplicateRefunds, entries, providerNews);

@@ -82,6 +82,9 @@ final class LabKnobs implements WorkerAdjustment {
             throw new UsageException("--stripe-api-base and --stripe-charges go together");
         }
         if (stripeApiBase != null) {
+            if (System.getenv(StripeCharges.API_KEY_VARIABLE) == null) {
+                throw new UsageException("--stripe-api-base needs the Stripe API key in " + StripeCharges.API_KEY_VARIABLE);
+            }
             try {
                 stripe = StripeRefundGateway.builder().apiKey(System.getenv(StripeCharges.API_KEY_VARIABLE)).apiBase(stripeApiBase)
                         .charges(StripeCharges.resolver(stripeCharges)).timeout(STRIPE_TIMEOUT).build();

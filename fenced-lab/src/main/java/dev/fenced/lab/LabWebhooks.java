@@ -39,7 +39,7 @@ final class LabWebhooks implements AutoCloseable {
 
     private final HttpServer server;
     private final ExecutorService handlers = Executors.newFixedThreadPool(4, runnable -> {
-        Thread thread = new Thread(runnable, "chaos-webhooks");
+        Thread thread = new Thread(runnable, "lab-webhooks");
         thread.setDaemon(true);
         return thread;
     });
@@ -51,7 +51,7 @@ final class LabWebhooks implements AutoCloseable {
         try {
             server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 64);
         } catch (IOException e) {
-            throw new UncheckedIOException("could not start the chaos run's webhook receiver: " + e.getMessage(), e);
+            throw new UncheckedIOException("could not start the lab's webhook receiver: " + e.getMessage(), e);
         }
         server.setExecutor(handlers);
         server.createContext("/webhooks", exchange -> {

@@ -36,6 +36,11 @@ class LabInputTest {
                 "http://127.0.0.1:1", "--stripe-api-base", "http://127.0.0.1:1");
         assertThat(alone.exit()).isEqualTo(FencedCli.USAGE);
         assertThat(alone.stderr()).contains("--stripe-api-base and --stripe-charges go together");
+        CliRun noKey = CliRun.of("lab-settle", "--merchant", "m_1", "--db-url", "jdbc:postgresql://127.0.0.1:1/x", "--gateway-url",
+                "http://127.0.0.1:1", "--stripe-api-base", "http://127.0.0.1:1", "--stripe-charges", "/nonexistent/charges.csv");
+        assertThat(noKey.exit()).isEqualTo(FencedCli.USAGE);
+        assertThat(noKey.oneLineError()).as(noKey.stderr()).isTrue();
+        assertThat(noKey.stderr()).contains("needs the Stripe API key in FENCED_STRIPE_API_KEY");
     }
 
     /** The hidden worker commands are not offered to a user who mistypes a command. */

@@ -15,8 +15,8 @@ import com.stripe.param.RefundListParams;
 import dev.fenced.provider.GatewayException;
 import dev.fenced.provider.GatewayException.Outcome;
 import dev.fenced.provider.GatewayRefund;
-import dev.fenced.provider.StripeMinorUnits;
 import dev.fenced.provider.RefundGateway;
+import dev.fenced.provider.StripeMinorUnits;
 import java.math.BigDecimal;
 import java.net.URI;
 import java.time.Duration;
@@ -35,7 +35,7 @@ import java.util.TreeMap;
  * key and the worker's owner in its {@code metadata}, where every lookup finds them again.
  *
  * <p>Stripe has no lookup by idempotency key: {@link #findByKey(String, String, String)} lists the
- * row's charge's refunds and matches the key kept in metadata (so it still finds a refund after
+ * refunds of the row's charge (or payment intent) and matches the key kept in metadata (so it still finds a refund after
  * Stripe forgot the key, 24 h on), and the one-argument {@link #findByKey(String)}, which cannot know
  * the charge, finds nothing. {@link #refundsOf} lists every refund of the account and keeps the
  * merchant's: it reads the whole account, and is meant for reconciliation, not for every run.
@@ -297,7 +297,7 @@ public final class StripeRefundGateway implements RefundGateway {
             return this;
         }
 
-        /** Which charge each refund row refunds. */
+        /** Which charge or payment intent each refund row refunds. */
         public Builder charges(ChargeResolver charges) {
             this.charges = charges;
             return this;
