@@ -55,9 +55,17 @@ public final class FencedCli implements Callable<Integer> {
     /** What picocli appends to a conversion error: "(java.lang.NumberFormatException: ...)", a stack-trace word for a user. */
     private static final Pattern JAVA_EXCEPTION = Pattern.compile("\\s*\\((?:java|javax|picocli)\\.[\\w.$]+(?:Exception|Error)[^)]*\\)");
 
+    private static final String COMMON_POOL_PARALLELISM = "java.util.concurrent.ForkJoinPool.common.parallelism";
+
     static {
         // Before any of the process's HTTP servers (the gateway, the webhook receiver, metrics) starts.
         PaymentGateway.useTcpNoDelay();
+        // With a common pool of one thread (2 cores), CompletableFuture's default executor starts a thread per task,
+        // and the JDK's HttpClient.sendAsync hands every answer to it: a thread started per gateway call. Read once,
+        // when ForkJoinPool is first used: here, before anything of the command runs. BENCHMARKS.md, "CPU per refund".
+        if (System.getProperty(COMMON_POOL_PARALLELISM) == null && Runtime.getRuntime().availableProcessors() <= 2) {
+            System.setProperty(COMMON_POOL_PARALLELISM, "2");
+        }
     }
 
     @CommandLine.Spec

@@ -39,6 +39,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  * parameters is refused. Every failure comes out as a {@link GatewayException} whose
  * {@link GatewayException#outcome() outcome} says what it means for the money; this class is the one
  * place that decides it. Thread-safe.
+ *
+ * <p>On a machine of two cores or fewer, the JDK's {@code HttpClient} hands each answer of a call to
+ * {@code CompletableFuture}'s default executor, which there starts a thread per task: a thread per
+ * call. The {@code fenced} command line sets {@code java.util.concurrent.ForkJoinPool.common.parallelism}
+ * to 2 on such machines; an application that makes many calls there may do the same (before
+ * anything uses the common pool).
  */
 public final class GatewayClient implements RefundGateway {
     // One pool of parser buffers for the process, not Jackson's default of one set per thread: a
