@@ -87,6 +87,14 @@ abstract class WebhookContract {
                 .ttl(Duration.ofSeconds(10)).build().settle(merchant).result()).isEqualTo(Result.COMPLETED);
     }
 
+    /** Settles {@code merchant} through a gateway of its own; the refunds it made, in order. */
+    private List<GatewayRefund> settledRefunds(String merchant) {
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build())) {
+            settle(merchant, gateway);
+            return gateway.ledger().stream().filter(r -> r.merchant().equals(merchant)).toList();
+        }
+    }
+
     /** The receiver on real HTTP, as {@code fenced webhooks} serves it; counts each outcome. */
     private record Endpoint(HttpServer server, Map<Outcome, Integer> outcomes) implements AutoCloseable {
         static Endpoint serve(WebhookReceiver receiver) throws Exception {
@@ -173,11 +181,7 @@ abstract class WebhookContract {
     void eachDeliveryMovesARowForwardOnlyOnceAndOnlyWhenSigned() throws Exception {
         String merchant = seed(4);
         SettableClock clock = new SettableClock(Instant.now());
-        List<GatewayRefund> refunds;
-        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build())) {
-            settle(merchant, gateway);
-            refunds = gateway.ledger().stream().filter(r -> r.merchant().equals(merchant)).toList();
-        }
+        List<GatewayRefund> refunds = settledRefunds(merchant);
         WebhookReceiver receiver = WebhookReceiver.of(db, WebhookSignature.of(List.of("whsec_old", SECRET), Duration.ofMinutes(5), clock));
         GatewayRefund a = refunds.get(0);
         GatewayRefund b = refunds.get(1);
@@ -250,11 +254,7 @@ abstract class WebhookContract {
     void aRefundThatFailsAfterItSucceededReturnsItsSettledRow() throws Exception {
         String merchant = seed(3);
         SettableClock clock = new SettableClock(Instant.now());
-        List<GatewayRefund> refunds;
-        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build())) {
-            settle(merchant, gateway);
-            refunds = gateway.ledger().stream().filter(r -> r.merchant().equals(merchant)).toList();
-        }
+        List<GatewayRefund> refunds = settledRefunds(merchant);
         WebhookReceiver receiver = WebhookReceiver.of(db, WebhookSignature.of(List.of(SECRET), Duration.ofMinutes(5), clock));
         String run = UUID.randomUUID().toString().substring(0, 6);
         GatewayRefund e = refunds.get(0);

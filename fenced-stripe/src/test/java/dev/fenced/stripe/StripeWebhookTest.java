@@ -24,6 +24,7 @@ import dev.fenced.settlement.WebhookReceiver;
 import dev.fenced.testing.SettableClock;
 import dev.fenced.testing.servers.TestDatabases;
 import dev.fenced.testing.servers.TestRedis;
+import java.io.IOException;
 import java.math.BigDecimal;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -62,17 +63,8 @@ class StripeWebhookTest {
         WebhookReceiver receiver = WebhookReceiver.of(db, WebhookSignature.of(List.of(SECRET), Duration.ofMinutes(5), clock),
                 StripeWebhookEvents::read);
         List<Map.Entry<String, String>> deliveries = new CopyOnWriteArrayList<>();
-        HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 16);
-        server.createContext("/webhooks", exchange -> {
-            try (exchange) {
-                byte[] body = exchange.getRequestBody().readAllBytes();
-                String signature = exchange.getRequestHeaders().getFirst(WebhookSignature.HEADER);
-                deliveries.add(Map.entry(signature, new String(body, StandardCharsets.UTF_8)));
-                exchange.sendResponseHeaders(receiver.receive(signature, body).status(), -1);
-            }
-        });
-        server.start();
-        URI url = URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/webhooks");
+        HttpServer server = serve(receiver, deliveries);
+        URI url = url(server);
         try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).apiKey(StripeRefundGatewayTest.API_KEY)
                 .clock(clock).seed(11).lifecycle(Duration.ofHours(1), 0.34).webhooks(url, SECRET).build());
              RedisLeaseStore leases = RedisLeaseStore.builder(TestRedis.uri())
@@ -121,15 +113,8 @@ class StripeWebhookTest {
         SettableClock clock = new SettableClock(Instant.now());
         WebhookReceiver receiver = WebhookReceiver.of(db, WebhookSignature.of(List.of(SECRET), Duration.ofMinutes(5), clock),
                 StripeWebhookEvents::read);
-        HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 16);
-        server.createContext("/webhooks", exchange -> {
-            try (exchange) {
-                byte[] body = exchange.getRequestBody().readAllBytes();
-                exchange.sendResponseHeaders(receiver.receive(exchange.getRequestHeaders().getFirst(WebhookSignature.HEADER), body).status(), -1);
-            }
-        });
-        server.start();
-        URI url = URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/webhooks");
+        HttpServer server = serve(receiver, new CopyOnWriteArrayList<>());
+        URI url = url(server);
         try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).apiKey(StripeRefundGatewayTest.API_KEY)
                 .clock(clock).lifecycle(Duration.ofHours(1), 0).webhooks(url, SECRET).build());
              RedisLeaseStore leases = RedisLeaseStore.builder(TestRedis.uri())
@@ -182,6 +167,25 @@ class StripeWebhookTest {
         } finally {
             server.stop(0);
         }
+    }
+
+    /** {@code receiver} on real HTTP at {@code /webhooks}, each delivery's signature and body kept in {@code deliveries}. */
+    private static HttpServer serve(WebhookReceiver receiver, List<Map.Entry<String, String>> deliveries) throws IOException {
+        HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 16);
+        server.createContext("/webhooks", exchange -> {
+            try (exchange) {
+                byte[] body = exchange.getRequestBody().readAllBytes();
+                String signature = exchange.getRequestHeaders().getFirst(WebhookSignature.HEADER);
+                deliveries.add(Map.entry(signature, new String(body, StandardCharsets.UTF_8)));
+                exchange.sendResponseHeaders(receiver.receive(signature, body).status(), -1);
+            }
+        });
+        server.start();
+        return server;
+    }
+
+    private static URI url(HttpServer server) {
+        return URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/webhooks");
     }
 
     private static Map<String, String> states(DataSource db, String merchant) throws Exception {
