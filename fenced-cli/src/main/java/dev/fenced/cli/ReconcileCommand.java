@@ -16,7 +16,8 @@ import picocli.CommandLine.Option;
 
 @Command(name = "reconcile", mixinStandardHelpOptions = true,
         description = {"Compare every refund row of a merchant with the gateway, key by key.",
-                "With --repair, it fixes the safe cases under the merchant's lease and a fresh token, through fenced writes.",
+                "With --repair, it fixes the safe cases under the merchant's lease and a fresh token, through fenced writes; a settled"
+                        + " row whose refund the provider failed since becomes returned, as its lost webhook would have made it.",
                 "Exit codes: 0 the rows and the gateway agree (after the repair), 8 discrepancies remain or failed rows without"
                         + " a refund (they need an operator: --repair --retry-failed sends them again) or rows past the key retention"
                         + " with no refund (--repair --resend-expired) or returned refunds (--repair --resend-returned), 4 a worker holds the"
@@ -28,7 +29,8 @@ final class ReconcileCommand implements Callable<Integer> {
     @Option(names = "--merchant", required = true, description = "merchant id, e.g. m_4471")
     String merchant;
 
-    @Option(names = "--repair", description = "mark sent every row whose refund the gateway holds (pending, sending or failed rows)")
+    @Option(names = "--repair", description = "mark sent every row whose refund the gateway holds (pending, sending or failed rows);"
+            + " return settled rows whose refund the provider failed since")
     boolean repair;
 
     @Option(names = "--retry-failed", description = "with --repair: put failed rows without a refund back to pending, for another attempt under the same key")

@@ -82,11 +82,12 @@ final class LabKnobs implements WorkerAdjustment {
             throw new UsageException("--stripe-api-base and --stripe-charges go together");
         }
         if (stripeApiBase != null) {
-            if (System.getenv(StripeCharges.API_KEY_VARIABLE) == null) {
+            String key = System.getenv(StripeCharges.API_KEY_VARIABLE);
+            if (key == null || key.isBlank()) {
                 throw new UsageException("--stripe-api-base needs the Stripe API key in " + StripeCharges.API_KEY_VARIABLE);
             }
             try {
-                stripe = StripeRefundGateway.builder().apiKey(System.getenv(StripeCharges.API_KEY_VARIABLE)).apiBase(stripeApiBase)
+                stripe = StripeRefundGateway.builder().apiKey(key).apiBase(stripeApiBase)
                         .charges(StripeCharges.resolver(stripeCharges)).timeout(STRIPE_TIMEOUT).build();
             } catch (IllegalArgumentException e) {
                 throw new UsageException("--stripe-api-base: " + e.getMessage());

@@ -36,6 +36,9 @@ class LabInputTest {
                 "http://127.0.0.1:1", "--stripe-api-base", "http://127.0.0.1:1");
         assertThat(alone.exit()).isEqualTo(FencedCli.USAGE);
         assertThat(alone.stderr()).contains("--stripe-api-base and --stripe-charges go together");
+        if (System.getenv("FENCED_STRIPE_API_KEY") != null) {
+            return; // the process's own key would be taken: the missing-key case cannot be run here
+        }
         CliRun noKey = CliRun.of("lab-settle", "--merchant", "m_1", "--db-url", "jdbc:postgresql://127.0.0.1:1/x", "--gateway-url",
                 "http://127.0.0.1:1", "--stripe-api-base", "http://127.0.0.1:1", "--stripe-charges", "/nonexistent/charges.csv");
         assertThat(noKey.exit()).isEqualTo(FencedCli.USAGE);

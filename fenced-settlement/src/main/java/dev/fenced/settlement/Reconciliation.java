@@ -31,7 +31,7 @@ import javax.sql.DataSource;
  * safe to repair.
  *
  * <p>{@link #check} only reads. {@link #repair} takes the merchant's lease and a fresh token, so no
- * worker runs meanwhile, and writes only through fenced writes, so a stale worker that wakes up
+ * worker runs meanwhile, and writes through fenced writes, so a stale worker that wakes up
  * afterwards is refused: a row with a matching refund at the gateway becomes {@code sent}
  * (from {@code pending}, {@code sending} or {@code failed}); with {@code retryFailed}, a
  * {@code failed} row without a refund goes back to {@code pending} for another attempt under the
@@ -39,7 +39,9 @@ import javax.sql.DataSource;
  * retention, with no refund under its key or reference, goes back to {@code pending} under a new
  * key; with {@code resendReturned}, a {@code returned} row (the provider failed or canceled the
  * refund after accepting it: no money moved) goes back to {@code pending} under a new key, for a
- * new attempt. Everything else (a row sent without a refund, a refund that does not match its row, a
+ * new attempt. A {@code settled} row whose refund the provider reports failed since
+ * ({@link Kind#FAILED_AFTER_SETTLED}) gets the provider's word, unfenced, as its webhook would have
+ * written it (RefundLifecycle): it is then a {@code returned} row like any other. Everything else (a row sent without a refund, a refund that does not match its row, a
  * refund no row knows, a refund under a row's key that another deployment or row owns) is only
  * reported: it needs a person. Immutable and thread-safe.
  */
@@ -268,7 +270,16 @@ public final class Reconciliation {
             List<Discrepancy> after = new ArrayList<>();
             for (Discrepancy d : found.discrepancies()) {
                 if (d.kind() == Kind.FAILED_AFTER_SETTLED) {
-                    after.add(d.repaired(writeProvidersWord(merchant, d)));
+                    String reason = writeProvidersWord(merchant, d);
+                    if (reason == null) {
+                        after.add(d); // nothing written: the provider no longer says so, or the row changed since
+                        continue;
+                    }
+                    after.add(d.repaired("returned"));
+                    // Returned now: the customer still has no refund, which is the returned row's own discrepancy.
+                    Discrepancy returned = new Discrepancy(Kind.RETURNED, d.refundId(), "returned", d.gatewayRefundId(),
+                            reason + "; a new attempt needs a new key", null);
+                    after.add(repairs.resendReturned() ? returned.repaired(resend(d.refundId(), lease.token())) : returned);
                 } else if (d.kind().repairable()) {
                     after.add(d.repaired(markSent(d, lease.token())));
                 } else if (d.kind() == Kind.KEY_EXPIRED_UNPAID && rekeyable.contains(d.refundId())) {
@@ -431,17 +442,18 @@ public final class Reconciliation {
     /**
      * The provider's word on a settled row whose refund failed since, written as the webhook would
      * have written it (RefundLifecycle.moveForward: no fence, conditional on the row and the refund
-     * id); read again from the provider first. Returns the row's state after.
+     * id); read again from the provider first. Returns the reason written, or null when nothing was:
+     * the provider no longer reports the failure, or the row changed since the check.
      */
     private String writeProvidersWord(String merchant, Discrepancy d) {
-        GatewayRefund now = gateway.refundById(merchant, d.gatewayRefundId()).orElse(null);
+        GatewayRefund now = d.gatewayRefundId() == null ? null : gateway.refundById(merchant, d.gatewayRefundId()).orElse(null);
         RefundLifecycle.FinalWord word = now == null ? null : RefundLifecycle.FinalWord.of(now);
         if (word == null || word.settled()) {
-            return d.state(); // the provider no longer says so: nothing written
+            return null;
         }
         boolean[] moved = {false};
         inTransaction(connection -> moved[0] = RefundLifecycle.moveForward(connection, d.refundId(), d.gatewayRefundId(), word));
-        return moved[0] ? word.state() : d.state(); // not moved: the row changed since the check (a webhook came)
+        return moved[0] ? word.reason() : null;
     }
 
     /** Takes the row over with the repair's token and confirms it with the gateway's refund id. */

@@ -1,6 +1,7 @@
 package dev.fenced.stripe;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 import static org.awaitility.Awaitility.await;
 
 import com.stripe.model.Event;
@@ -160,7 +161,11 @@ class StripeWebhookTest {
             });
             Reconciliation.Report repaired = Reconciliation.of(db, stripe).repair(merchant, leases, Duration.ofSeconds(10),
                     new Reconciliation.Repairs(false, false, false));
-            assertThat(repaired.discrepancies()).singleElement().extracting(Reconciliation.Discrepancy::repairedTo).isEqualTo("returned");
+            assertThat(repaired.discrepancies()).extracting(Reconciliation.Discrepancy::kind, Reconciliation.Discrepancy::repairedTo)
+                    .containsExactly(tuple(Reconciliation.Kind.FAILED_AFTER_SETTLED, "returned"),
+                            tuple(Reconciliation.Kind.RETURNED, null));
+            assertThat(repaired.unresolved()).as("the customer still has no refund: a returned row, for --resend-returned")
+                    .extracting(Reconciliation.Discrepancy::kind).containsExactly(Reconciliation.Kind.RETURNED);
             assertThat(states(db, merchant)).containsEntry(closedRow, "returned").containsEntry(visaRow, "settled");
             assertThat(stripe.createRefund("k_again_" + merchant, closedRow + "_again", merchant, new BigDecimal("200.00"), "EUR").amount())
                     .as("the failed refund gave the charge its amount back").isEqualByComparingTo("200.00");
