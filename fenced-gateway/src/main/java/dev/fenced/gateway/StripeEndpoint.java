@@ -97,7 +97,7 @@ final class StripeEndpoint {
             String path = exchange.getRequestURI().getPath();
             String method = exchange.getRequestMethod();
             if (path.equals("/v1/charges") && method.equals("POST")) {
-                return chargeObject(createCharge(form(exchange), null));
+                return createCharge(form(exchange));
             }
             if (path.equals("/v1/payment_intents") && method.equals("POST")) {
                 return createPaymentIntent(form(exchange));
@@ -141,37 +141,37 @@ final class StripeEndpoint {
         return null;
     }
 
-    /** A captured charge, or an error answer; {@code paymentIntent} is the intent it is the charge of, or null. */
-    private Object createCharge(Map<String, String> form, String paymentIntent) {
-        long amount = units(form.get("amount"));
-        String currency = form.getOrDefault("currency", "").toLowerCase(Locale.ROOT);
-        if (amount <= 0 || !currency.matches("[a-z]{3}")) {
-            return error(400, "invalid_request_error", "parameter_invalid_integer", "amount and currency are required", "amount");
-        }
-        String merchant = form.getOrDefault("metadata[merchant]", "acct_default");
+    /** Stripe's 400 for a charge without a positive amount and a currency; null when the form has both. */
+    private static GatewayHttp.Response chargeRefused(Map<String, String> form) {
+        boolean valid = units(form.get("amount")) > 0 && form.getOrDefault("currency", "").toLowerCase(Locale.ROOT).matches("[a-z]{3}");
+        return valid ? null : error(400, "invalid_request_error", "parameter_invalid_integer", "amount and currency are required", "amount");
+    }
+
+    /** A captured charge of a form {@link #chargeRefused} passed; {@code paymentIntent} is the intent it is the charge of, or null. */
+    private Charge createCharge(Map<String, String> form, String paymentIntent) {
         boolean refundsFail = REFUND_FAIL_CARDS.contains(form.getOrDefault("source", form.getOrDefault("payment_method", "")));
-        Charge charge = new Charge(String.format("ch_%s%06d", run, chargeIds.incrementAndGet()), amount, currency, merchant, refundsFail,
+        Charge charge = new Charge(String.format("ch_%s%06d", run, chargeIds.incrementAndGet()), units(form.get("amount")),
+                form.get("currency").toLowerCase(Locale.ROOT), form.getOrDefault("metadata[merchant]", "acct_default"), refundsFail,
                 paymentIntent);
         charges.put(charge.id(), charge);
         return charge;
     }
 
-    private static GatewayHttp.Response chargeObject(Object created) {
-        if (!(created instanceof Charge charge)) {
-            return (GatewayHttp.Response) created;
+    private GatewayHttp.Response createCharge(Map<String, String> form) {
+        GatewayHttp.Response refused = chargeRefused(form);
+        if (refused != null) {
+            return refused;
         }
-        long amount = charge.amount();
-        String currency = charge.currency();
-        String merchant = charge.merchant();
+        Charge charge = createCharge(form, null);
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("id", charge.id());
         body.put("object", "charge");
-        body.put("amount", amount);
-        body.put("amount_captured", amount);
+        body.put("amount", charge.amount());
+        body.put("amount_captured", charge.amount());
         body.put("amount_refunded", 0);
         body.put("captured", true);
-        body.put("currency", currency);
-        body.put("metadata", Map.of("merchant", merchant));
+        body.put("currency", charge.currency());
+        body.put("metadata", Map.of("merchant", charge.merchant()));
         body.put("payment_intent", charge.paymentIntent());
         return new GatewayHttp.Response(200, body);
     }
@@ -182,11 +182,12 @@ final class StripeEndpoint {
             return error(400, "invalid_request_error", "parameter_missing", "this surface makes payment intents with confirm=true only",
                     "confirm");
         }
-        String id = String.format("pi_%s%06d", run, paymentIntentIds.incrementAndGet());
-        Object created = createCharge(form, id);
-        if (!(created instanceof Charge charge)) {
-            return (GatewayHttp.Response) created;
+        GatewayHttp.Response refused = chargeRefused(form);
+        if (refused != null) {
+            return refused;
         }
+        String id = String.format("pi_%s%06d", run, paymentIntentIds.incrementAndGet());
+        Charge charge = createCharge(form, id);
         paymentIntents.put(id, charge);
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("id", id);

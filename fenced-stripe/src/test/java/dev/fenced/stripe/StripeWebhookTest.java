@@ -57,12 +57,9 @@ class StripeWebhookTest {
     @Test
     void aLateFailureReportedByStripesWebhookReturnsTheRow() throws Exception {
         DataSource db = TestDatabases.postgres();
-        RefundSchema.migrate(db);
-        String merchant = "m_" + UUID.randomUUID().toString().substring(0, 8);
-        RefundSeeder.seed(db, merchant, merchant + "_r", 6, new BigDecimal("421.50"), "EUR");
+        String merchant = seededMerchant(db, 6, "421.50");
         SettableClock clock = new SettableClock(Instant.now());
-        WebhookReceiver receiver = WebhookReceiver.of(db, WebhookSignature.of(List.of(SECRET), Duration.ofMinutes(5), clock),
-                StripeWebhookEvents::read);
+        WebhookReceiver receiver = stripeReceiver(db, clock);
         List<Map.Entry<String, String>> deliveries = new CopyOnWriteArrayList<>();
         HttpServer server = serve(receiver, deliveries);
         URI url = url(server);
@@ -108,12 +105,9 @@ class StripeWebhookTest {
     @Test
     void aRefundToAClosedCardFailsAfterItSucceededAndItsRowIsReturned() throws Exception {
         DataSource db = TestDatabases.postgres();
-        RefundSchema.migrate(db);
-        String merchant = "m_" + UUID.randomUUID().toString().substring(0, 8);
-        RefundSeeder.seed(db, merchant, merchant + "_r", 2, new BigDecimal("140.50"), "EUR");
+        String merchant = seededMerchant(db, 2, "140.50");
         SettableClock clock = new SettableClock(Instant.now());
-        WebhookReceiver receiver = WebhookReceiver.of(db, WebhookSignature.of(List.of(SECRET), Duration.ofMinutes(5), clock),
-                StripeWebhookEvents::read);
+        WebhookReceiver receiver = stripeReceiver(db, clock);
         HttpServer server = serve(receiver, new CopyOnWriteArrayList<>());
         URI url = url(server);
         try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).apiKey(StripeRefundGatewayTest.API_KEY)
@@ -172,6 +166,19 @@ class StripeWebhookTest {
         } finally {
             server.stop(0);
         }
+    }
+
+    /** A new merchant with {@code refunds} pending refunds of {@code total} EUR in all. */
+    private static String seededMerchant(DataSource db, int refunds, String total) {
+        RefundSchema.migrate(db);
+        String merchant = "m_" + UUID.randomUUID().toString().substring(0, 8);
+        RefundSeeder.seed(db, merchant, merchant + "_r", refunds, new BigDecimal(total), "EUR");
+        return merchant;
+    }
+
+    /** The receiver a Stripe team runs: {@link #SECRET}, 5 minutes' tolerance on {@code clock}, events read by Stripe's library. */
+    private static WebhookReceiver stripeReceiver(DataSource db, SettableClock clock) {
+        return WebhookReceiver.of(db, WebhookSignature.of(List.of(SECRET), Duration.ofMinutes(5), clock), StripeWebhookEvents::read);
     }
 
     /** {@code receiver} on real HTTP at {@code /webhooks}, each delivery's signature and body kept in {@code deliveries}. */
