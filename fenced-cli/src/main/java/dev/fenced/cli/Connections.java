@@ -338,6 +338,11 @@ public final class Connections {
     }
 
     public static GatewayClient gateway(String url) {
-        return GatewayClient.of(url, Duration.ofSeconds(5));
+        return gateway(url, Duration.ofSeconds(5));
+    }
+
+    /** The simulated gateway's client, each call bounded by {@code timeout}. */
+    public static GatewayClient gateway(String url, Duration timeout) {
+        return GatewayClient.of(url, timeout);
     }
 }

@@ -71,6 +71,9 @@ public final class SettleCommand implements Callable<Integer> {
     KeyRetentionOptions keyRetention;
 
     @Mixin
+    GatewayCallOptions gatewayCalls;
+
+    @Mixin
     JournalOptions journal;
 
     /** Null for the operator's command: {@code fenced settle} always builds the fenced worker. */
@@ -100,6 +103,7 @@ public final class SettleCommand implements Callable<Integer> {
         Merchants.requireValid(merchant);
         Connections.requireUsableTtl(ttl);
         Connections.requireConcurrency(concurrency);
+        gatewayCalls.validate();
         DatabaseWaits waits = databaseWaits.resolve(ttl);
         connections.requireLeaseSettings(); // before anything connects
         String dbUrl = databaseOptions.requireUrl();
@@ -107,8 +111,8 @@ public final class SettleCommand implements Callable<Integer> {
         try (HikariDataSource db = Connections.database(dbUrl, concurrency + 2, waits);
              HikariDataSource journalDb = journal.open(2, waits);
              OpenLeases leases = connections.openLeases(db, Connections.workerOwnerLabel(name), FencedObserver.NONE)) {
-            SettlementWorker.Builder builder = keyRetention.apply(SettlementWorker.builder())
-                    .leaseStore(leases.store()).dataSource(db).gateway(Connections.gateway(gatewayUrl))
+            SettlementWorker.Builder builder = gatewayCalls.apply(keyRetention.apply(SettlementWorker.builder()))
+                    .leaseStore(leases.store()).dataSource(db).gateway(gatewayCalls.client(gatewayUrl))
                     .ttl(ttl).concurrency(concurrency).name(name).listener(this::print);
             builder = journal.apply(builder);
             if (adjustment != null) {

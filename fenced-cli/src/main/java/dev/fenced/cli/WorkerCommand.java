@@ -77,6 +77,9 @@ public final class WorkerCommand implements Callable<Integer> {
     KeyRetentionOptions keyRetention;
 
     @Mixin
+    GatewayCallOptions gatewayCalls;
+
+    @Mixin
     JournalOptions journal;
 
     @Mixin
@@ -113,6 +116,7 @@ public final class WorkerCommand implements Callable<Integer> {
         }
         Connections.requireConcurrency(concurrency);
         Connections.requireUsableTtl(ttl);
+        gatewayCalls.validate();
         if (drainTime.toMillis() < 100 || drainTime.compareTo(Duration.ofHours(1)) > 0) {
             throw new UsageException("--drain-time must be 100ms to 1h, got " + dev.fenced.internal.Durations.human(drainTime));
         }
@@ -127,7 +131,7 @@ public final class WorkerCommand implements Callable<Integer> {
         connections.requireLeaseSettings(); // before anything connects
         String dbUrl = databaseOptions.requireUrl();
         String gatewayUrl = gatewayOptions.requireUrl();
-        GatewayClient gateway = Connections.gateway(gatewayUrl); // one client for every job; a malformed URL is a usage error now
+        GatewayClient gateway = gatewayCalls.client(gatewayUrl); // one client for every job; a malformed URL is a usage error now
         String owner = Connections.workerOwnerLabel(name);
         try (MetricsEndpoint metrics = metricsPort == null ? null : MetricsEndpoint.serve(metricsHost, metricsPort);
              HikariDataSource db = Connections.database(dbUrl, jobs * (concurrency + 2), waits);
@@ -135,12 +139,12 @@ public final class WorkerCommand implements Callable<Integer> {
              OpenLeases leases = connections.openLeases(db, owner, metrics == null ? FencedObserver.NONE : metrics.observer());
              Connection broker = nats.connect("fenced-" + owner)) {
             // Built once before any job, so that a key retention its retries could outlive is refused at start.
-            keyRetention.apply(SettlementWorker.builder()).leaseStore(leases.store()).dataSource(db).gateway(gateway).build();
+            gatewayCalls.apply(keyRetention.apply(SettlementWorker.builder())).leaseStore(leases.store()).dataSource(db).gateway(gateway).build();
             SettlementJobs.configure(broker, stream);
             FleetWorker fleet = FleetWorker.builder().connection(broker).stream(stream).jobs(jobs)
                     .drainTime(drainTime)
                     .listener(this::print)
-                    .workers(merchant -> adjusted(journal.apply(keyRetention.apply(SettlementWorker.builder())).leaseStore(leases.store()).dataSource(db)
+                    .workers(merchant -> adjusted(journal.apply(gatewayCalls.apply(keyRetention.apply(SettlementWorker.builder()))).leaseStore(leases.store()).dataSource(db)
                             .gateway(gateway).ttl(ttl).concurrency(concurrency).name(name)
                             .listener(jobListener(merchant, metrics)), merchant).build())
                     .build();

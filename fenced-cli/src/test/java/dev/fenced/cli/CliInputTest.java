@@ -212,6 +212,8 @@ class CliInputTest {
         assertOneLine(run("settle", "--merchant", "m_1", "--concurrency", "0"), 2, "--concurrency must be 1 to 256, got 0");
         assertOneLine(run("worker", "--concurrency", "257"), 2, "--concurrency must be 1 to 256, got 257");
         assertOneLine(run("worker", "--jobs", "65"), 2, "--jobs must be 1 to 64, got 65");
+        assertOneLine(run("settle", "--merchant", "m_1", "--gateway-attempts", "0"), 2, "--gateway-attempts must be 1 to 20, got 0");
+        assertOneLine(run("worker", "--gateway-timeout", "10ms"), 2, "--gateway-timeout must be 100ms to 5m, got 10ms");
         assertOneLine(runWithoutEnvironment("settle", "--merchant", "m_1"), 2, "needs --");
         assertOneLine(run("status", "--merchant", "m_1", "--redis-url", "http://x", "--db-url", dev.fenced.testing.servers.TestDatabases.postgresUrl()), 2, "redis://");
         assertOneLine(run("settle", "--merchant", "m_1", "--tokens", "wall-clock", "--redis-url", "redis://x", "--db-url",

@@ -77,7 +77,8 @@ class MoneyCliTest {
     /**
      * A key retention margin that the default retries (3 attempts and a lookup of at most 5 s each,
      * backoffs and the longest Retry-After honoured) could outlast is refused before a refund is touched: one line, exit 2, every row still
-     * pending, nothing sent. Control: the same run with the default margin settles.
+     * pending, nothing sent. Control: a margin of 40 s with one attempt of at most 2 s (2 x 2 s + 30 s
+     * of Retry-After) settles, so {@code --gateway-attempts} and {@code --gateway-timeout} reach the check.
      */
     @Test
     void aKeyRetentionMarginTheRetriesCouldOutlastIsAUsageError() throws Exception {
@@ -92,7 +93,7 @@ class MoneyCliTest {
             assertThat(gateway.ledger()).isEmpty();
 
             CliRun control = run("settle", "--merchant", merchant, "--redis-url", REDIS, "--db-url", DB, "--gateway-url", gateway.url(),
-                    "--gateway-key-retention", "10m", "--key-retention-margin", "2m");
+                    "--gateway-key-retention", "10m", "--key-retention-margin", "40s", "--gateway-attempts", "1", "--gateway-timeout", "2s");
             assertThat(control.exit()).as(control.stdout() + control.stderr()).isZero();
             assertThat(states(merchant)).containsExactly(Map.entry("sent", 2L));
         }
