@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -175,6 +176,30 @@ public final class PaymentGateway implements AutoCloseable {
     /** Switches the configured faults on or off at run time, e.g. off for a final drain. */
     public void faultsEnabled(boolean enabled) {
         refunds.faultsEnabled(enabled);
+    }
+
+    /**
+     * While on, every refund request of the {@code /refunds} API is carried out (created, or replayed
+     * under its key) and answered 500, as when the connection breaks after the provider acted: the
+     * caller cannot tell whether its refund exists. Off by default; {@link #faultsEnabled} does not
+     * switch it.
+     */
+    public void loseAnswers(boolean lose) {
+        refunds.loseAnswers(lose);
+    }
+
+    /**
+     * While on, every lookup of the {@code /refunds} API (by key, reference, merchant or id) is
+     * answered 503 and refund requests are still served: a provider whose read side is down. Off by
+     * default; {@link #faultsEnabled} does not switch it.
+     */
+    public void lookupsDown(boolean down) {
+        refunds.lookupsDown(down);
+    }
+
+    /** The ids of the refunds whose answer {@link #loseAnswers} withheld (created or replayed), since the start. */
+    public Set<String> answersLost() {
+        return refunds.answersLost();
     }
 
     /**

@@ -14,6 +14,8 @@ import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -28,6 +30,9 @@ final class RefundEndpoint {
     private final RefundStatuses statuses;
     private final Random faults;
     private volatile boolean faultsEnabled = true;
+    private volatile boolean loseAnswers;
+    private volatile boolean lookupsDown;
+    private final Set<String> answersLost = ConcurrentHashMap.newKeySet();
     private final AtomicInteger inFlight = new AtomicInteger();
 
     private final WebhookSender webhooks;
@@ -43,6 +48,19 @@ final class RefundEndpoint {
 
     void faultsEnabled(boolean enabled) {
         this.faultsEnabled = enabled;
+    }
+
+    void loseAnswers(boolean lose) {
+        this.loseAnswers = lose;
+    }
+
+    void lookupsDown(boolean down) {
+        this.lookupsDown = down;
+    }
+
+    /** The refunds whose answer {@link #loseAnswers} withheld, created or replayed, by id. */
+    Set<String> answersLost() {
+        return Set.copyOf(answersLost);
     }
 
     void handle(HttpExchange exchange) throws IOException {
@@ -91,6 +109,9 @@ final class RefundEndpoint {
         Map.Entry<String, String> lookup = RefundRequests.lookup(exchange.getRequestURI().getRawQuery());
         String value = lookup.getValue();
         sleep(config.latency());
+        if (lookupsDown) {
+            return new GatewayHttp.Response(503, error("lookups_unavailable", "refund lookups are down; refund requests are served"));
+        }
         List<GatewayRefund> found = switch (lookup.getKey()) {
             case "idempotency_key" -> ledger.byKey(value).stream().toList();
             case "merchant" -> ledger.matching(r -> r.merchant().equals(value));
@@ -127,6 +148,10 @@ final class RefundEndpoint {
                     "idempotency key " + shorten(key) + " was used for a different refund");
             conflict.put("refund", statuses.current(result.refund()));
             return new GatewayHttp.Response(409, conflict);
+        }
+        if (loseAnswers) {
+            answersLost.add(result.refund().id());
+            return new GatewayHttp.Response(500, Map.of("error", "answer lost after creating the refund"));
         }
         if (draw < config.failBefore() + config.failAfter()) {
             return new GatewayHttp.Response(500, Map.of("error", "injected fault after creating the refund"));

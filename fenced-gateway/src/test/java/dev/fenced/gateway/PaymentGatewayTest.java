@@ -41,6 +41,35 @@ class PaymentGatewayTest {
     }
 
     /**
+     * The chaos run's key-expiry fault: with answers lost, a refund request is carried out and the
+     * caller gets a 500 (unknown, not a refusal); with lookups down, every lookup fails with 503
+     * while refund requests are served. Control: switched off, the same calls answer.
+     */
+    @Test
+    void lostAnswersCreateTheRefundAndLookupsDownAnswerNothing() {
+        try (PaymentGateway gateway = PaymentGateway.start(fast().build())) {
+            GatewayClient client = GatewayClient.of(gateway.url(), Duration.ofSeconds(5));
+            gateway.loseAnswers(true);
+            gateway.lookupsDown(true);
+            assertThatThrownBy(() -> client.createRefund("k_815", "r_815", "m_4471", AMOUNT, "EUR"))
+                    .isInstanceOfSatisfying(GatewayException.class, e -> assertThat(e.outcome()).isEqualTo(GatewayException.Outcome.UNKNOWN));
+            assertThat(gateway.ledger()).extracting(GatewayRefund::reference).containsExactly("r_815");
+            assertThat(gateway.answersLost()).containsExactly(gateway.ledger().get(0).id());
+            assertThatThrownBy(() -> client.findByKey("k_815")).isInstanceOf(GatewayException.class).hasMessageContaining("503");
+            assertThatThrownBy(() -> client.findByReference("m_4471", "r_815")).isInstanceOf(GatewayException.class);
+
+            gateway.loseAnswers(false);
+            GatewayRefund other = client.createRefund("k_816", "r_816", "m_4471", AMOUNT, "EUR"); // served while lookups are down
+            assertThat(other.reference()).isEqualTo("r_816");
+            gateway.lookupsDown(false);
+            assertThat(client.findByKey("k_815")).map(GatewayRefund::reference).contains("r_815");
+            assertThat(client.createRefund("k_815", "r_815", "m_4471", AMOUNT, "EUR")).isEqualTo(gateway.ledger().get(0));
+            assertThat(gateway.ledger()).hasSize(2);
+            assertThat(gateway.answersLost()).hasSize(1);
+        }
+    }
+
+    /**
      * Stripe prunes a key 24 hours after its first use, and a request that reuses it afterwards
      * makes a new refund: so does the simulator, by its own clock, here moved rather than waited
      * for. The refund itself stays findable by reference, also after a restart (the key's age comes

@@ -29,7 +29,7 @@ import picocli.CommandLine.Option;
                 "Runs on embedded servers it can break: a Redis primary, replica and Sentinel (or, with --leases, no Redis: the leases"
                         + " in the PostgreSQL, or in a three-member etcd), a PostgreSQL, and a nats-server unless --nats-url names one"
                         + " (never with nats-restart, which restarts the run's own).",
-                "Exit code 1 on any violation; with --no-fence, a run that finds none says it proved nothing."})
+                "Exit code 1 on any violation; with --no-fence or --trust-keys, a run that finds none says it proved nothing."})
 final class ChaosCommand implements Callable<Integer> {
     @Option(names = "--merchants", defaultValue = "20", description = "(default ${DEFAULT-VALUE})")
     int merchants;
@@ -64,11 +64,17 @@ final class ChaosCommand implements Callable<Integer> {
             + " frozen inside its claim transaction, its rows locked), etcd-leader-kill (SIGKILL of the etcd leader, back after 2 s;"
             + " with --leases etcd), provider-news (refunds settle a second after acceptance, a tenth fail late; the gateway's"
             + " signed webhooks, a fifth each lost, duplicated and reordered, go to a receiver on the run's database, and a poll"
-            + " after the drain finds the rest) (default: all that fit --leases but cluster-failover)")
+            + " after the drain finds the rest), key-expiry (on its own: the gateway keeps keys 36 s, loses its answers for a second"
+            + " and its lookups for 39 s, and the workers must find those refunds by reference, not send them again)"
+            + " (default: all that fit --leases but cluster-failover and key-expiry)")
     List<String> faults;
 
     @Option(names = "--no-fence", description = "the negative control: the same run with fencing off must report violations")
     boolean noFence;
+
+    @Option(names = "--trust-keys", description = "with --faults key-expiry, its negative control: the workers take the gateway's keys"
+            + " to last a day, send the refunds whose answers were lost again under keys it forgot, and must pay twice")
+    boolean trustKeys;
 
     @Option(names = "--tokens", defaultValue = "epochs", converter = Connections.TokensConverter.class, paramLabel = "epochs|redis|database",
             description = "who issues the workers' tokens (default ${DEFAULT-VALUE}); with redis, a failover to a lagging replica can"
@@ -115,9 +121,12 @@ final class ChaosCommand implements Callable<Integer> {
             throw new UsageException("--tokens goes with --leases redis: " + leases.label() + " issues its own tokens");
         }
         Set<Fault> enabled = faults == null || faults.isEmpty() ? Fault.allFor(leases) : Fault.parse(faults, leases);
+        if (trustKeys && !enabled.contains(Fault.KEY_EXPIRY)) {
+            throw new UsageException("--trust-keys is the control of --faults key-expiry: not without it");
+        }
         long chosenSeed = seed != null ? seed : new java.security.SecureRandom().nextLong();
         ChaosSettings settings = new ChaosSettings(merchants, refunds, workers, jobs, concurrency, gatewayLatency, duration, ttl, chosenSeed,
-                enabled, !noFence, tokens, history, natsUrl, leases);
+                enabled, !noFence, tokens, history, natsUrl, leases, trustKeys);
         ChaosReport report;
         try (Progress progress = progressOptions.start("chaos", ChaosHarness.refundsToSettle(settings), "refunds settled")) {
             report = new ChaosHarness(settings, json ? null : System.err, progress).run();
@@ -127,7 +136,7 @@ final class ChaosCommand implements Callable<Integer> {
         } else {
             System.out.print(report.table());
         }
-        if (noFence) {
+        if (!settings.safe()) {
             return 0;
         }
         return report.violations() == 0 ? 0 : FencedCli.RUNTIME_FAILURE;

@@ -21,6 +21,7 @@ import java.nio.file.Path;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -79,7 +80,8 @@ final class ChaosHarness {
     }
 
     ChaosReport run() throws Exception {
-        say("seed " + settings.seed() + " (replay with --seed " + settings.seed() + "), fencing " + (settings.fencing() ? "on" : "OFF"));
+        say("seed " + settings.seed() + " (replay with --seed " + settings.seed() + "), fencing " + (settings.fencing() ? "on" : "OFF")
+                + (settings.trustKeys() ? ", workers trusting the gateway's keys for a day (the key-expiry's control)" : ""));
         Path ledger = Files.createTempDirectory("fenced-chaos").resolve("gateway-ledger.jsonl");
         try (ChaosBroker broker = ChaosBroker.start(settings);
              ChaosLeaseStore leases = ChaosLeaseStore.start(settings);
@@ -125,7 +127,7 @@ final class ChaosHarness {
                     faults.standing(Fault.PROVIDER_NEWS);
                 }
                 long faultsEnd = System.currentTimeMillis() + settings.duration().toMillis();
-                while (System.currentTimeMillis() < faultsEnd) {
+                while (System.currentTimeMillis() < faultsEnd || faults.busy()) {
                     tend(workers, second);
                     faults.tick(workers::targets);
                     WorkerProcess.sleep(10);
@@ -139,9 +141,15 @@ final class ChaosHarness {
                 if (second != null) {
                     second.stopWorker();
                 }
-                String newsFound = news == null ? null : awaitNews(db, second, gateway, news);
+                Map<Fault, String> told = new EnumMap<>(Fault.class);
+                if (news != null) {
+                    told.put(Fault.PROVIDER_NEWS, awaitNews(db, second, gateway, news));
+                }
+                if (settings.faults().contains(Fault.KEY_EXPIRY)) {
+                    told.put(Fault.KEY_EXPIRY, keysForgotten(db, gateway));
+                }
                 ChaosReport report = report(db, journal, merchants, gateway, second, queue, faults, workers,
-                        (System.currentTimeMillis() - start) / 1000.0, newsFound);
+                        (System.currentTimeMillis() - start) / 1000.0, told);
                 writeHistory();
                 return report;
             } finally {
@@ -226,6 +234,21 @@ final class ChaosHarness {
         return text;
     }
 
+    /**
+     * What the key-expiry did: the refunds whose answers the gateway lost, and how many of them their
+     * rows confirmed; none could be before the lookups came back, past the keys' retention, so each
+     * was found by reference or, by a worker that trusts keys, sent again.
+     */
+    private String keysForgotten(HikariDataSource db, ChaosGateway gateway) throws SQLException {
+        java.util.Set<String> lost = gateway.answersLost();
+        long confirmed = GatewayCrossCheck.rows(db).stream().filter(GatewayCrossCheck.Row::confirmed)
+                .filter(row -> lost.contains(row.gatewayReference())).count();
+        String text = String.format("%d refunds' answers lost; %d of their rows confirmed with them after their keys were forgotten",
+                lost.size(), confirmed);
+        say("key-expiry: " + text);
+        return text;
+    }
+
     private static boolean settled(HikariDataSource db, SecondDeployment second) throws SQLException {
         return JobQueue.unsettledByMerchant(db).isEmpty() && (second == null || second.settled());
     }
@@ -239,7 +262,7 @@ final class ChaosHarness {
     }
 
     private ChaosReport report(HikariDataSource db, DataSource journal, List<String> merchants, ChaosGateway gateway, SecondDeployment second,
-                               JobQueue queue, FaultInjector faults, ChaosWorkers workers, double seconds, String newsFound)
+                               JobQueue queue, FaultInjector faults, ChaosWorkers workers, double seconds, Map<Fault, String> told)
             throws SQLException {
         Map<Fault, Integer> injected = faults.injected();
         List<ExactlyOnceChecker.Deployment> deployments = new ArrayList<>(List.of(new ExactlyOnceChecker.Deployment(db, merchants, journal)));
@@ -249,11 +272,11 @@ final class ChaosHarness {
             jobs = jobs.plus(second.queue().tally(second.merchants(), history));
         }
         List<GatewayRefund> ledger = gateway.ledger();
-        ExactlyOnceChecker.Findings findings = new ExactlyOnceChecker(settings.fencing(), newsFound != null)
+        ExactlyOnceChecker.Findings findings = new ExactlyOnceChecker(settings.safe(), told.containsKey(Fault.PROVIDER_NEWS))
                 .check(deployments, gateway.url(), ledger, history, jobs);
         return new ChaosReport(settings.seed(), settings.fencing(), settings.tokenSource(), merchants.size(),
                 findings.refunds(), settings.workers(), settings.concurrency(), settings.gatewayLatency().toMillis(), workers.started(),
-                ledger.size(), settled(db, second), jobs, ChaosReport.faults(settings, injected, newsFound), ChaosReport.operations(history),
+                ledger.size(), settled(db, second), jobs, ChaosReport.faults(settings, injected, told), ChaosReport.operations(history),
                 findings.checks(), findings.violations(), findings.verdict(), seconds);
     }
 

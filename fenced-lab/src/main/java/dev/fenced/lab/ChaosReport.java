@@ -94,16 +94,16 @@ record ChaosReport(long seed, boolean fencing, String tokens, int merchants, int
 
     /** Each enabled fault, in {@link Fault} order, with how it was injected. */
     static Map<String, Injected> faults(ChaosSettings settings, Map<Fault, Integer> injected) {
-        return faults(settings, injected, null);
+        return faults(settings, injected, Map.of());
     }
 
-    /** @param news what the provider-news fault did, as text; null without it */
-    static Map<String, Injected> faults(ChaosSettings settings, Map<Fault, Integer> injected, String news) {
+    /** @param told what a fault did, as text, for those that say it (provider-news, key-expiry) */
+    static Map<String, Injected> faults(ChaosSettings settings, Map<Fault, Integer> injected, Map<Fault, String> told) {
         Map<String, Injected> out = new LinkedHashMap<>();
         for (Fault fault : Fault.values()) {
             if (settings.faults().contains(fault)) {
                 out.put(fault.label(), fault == Fault.GATEWAY ? Injected.perRequest("per request: 4% before, 4% after, 1% slow")
-                        : fault == Fault.PROVIDER_NEWS && news != null ? Injected.perRequest(news)
+                        : told.containsKey(fault) ? Injected.perRequest(told.get(fault))
                         : Injected.times(injected.getOrDefault(fault, 0)));
             }
         }

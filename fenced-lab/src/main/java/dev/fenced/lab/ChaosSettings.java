@@ -21,10 +21,17 @@ import java.util.Set;
  *     ignored with {@link Fault#NATS_RESTART}, which needs a server the run can restart
  * @param leases where the leases live: a Redis group, the database, a three-member etcd; with the
  *     last two, {@code tokens} is not used (the store issues its own)
+ * @param trustKeys the negative control of {@link Fault#KEY_EXPIRY}: the workers are told the
+ *     gateway keeps keys a day (the default), not the run's {@link ChaosGateway#KEY_RETENTION}
  */
 record ChaosSettings(int merchants, int refunds, int workers, int jobs, int concurrency, Duration gatewayLatency, Duration duration,
                      Duration ttl, long seed, Set<Fault> faults, boolean fencing, TokenIssuer tokens, Path history,
-                     String natsUrl, LeaseBackend leases) {
+                     String natsUrl, LeaseBackend leases, boolean trustKeys) {
+
+    /** False for a negative control: fencing off, or workers that trust the gateway's keys past its retention. */
+    boolean safe() {
+        return fencing && !trustKeys;
+    }
 
     /** Where the tokens came from, as the report says it: the issuer with Redis's leases, the store otherwise. */
     String tokenSource() {

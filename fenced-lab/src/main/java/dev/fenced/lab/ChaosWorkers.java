@@ -107,7 +107,8 @@ final class ChaosWorkers {
 
     /**
      * The command line of a chaos worker: the fleet's worker with the lab's knobs, on {@code stream},
-     * with the run's TTL, a visibility timeout of one TTL, and fencing off for the negative control.
+     * with the run's TTL, a visibility timeout of one TTL, and fencing off for the negative control;
+     * in a key-expiry run, the gateway's key retention (unless the control trusts keys for a day).
      */
     static List<String> args(ChaosSettings settings, String name, String stream, int jobs) {
         List<String> args = new ArrayList<>(List.of("lab-worker", "--name", name, "--stream", stream, "--events",
@@ -120,6 +121,14 @@ final class ChaosWorkers {
         }
         if (settings.faults().contains(Fault.STALLED_CLAIM)) {
             args.add("--stall-claims-on-cue");
+        }
+        if (settings.faults().contains(Fault.KEY_EXPIRY)) {
+            // One attempt of at most a second: the shortest send, so that the margin the retention must leave is short too.
+            args.addAll(List.of("--gateway-attempts", "1", "--gateway-timeout", "1s"));
+            if (!settings.trustKeys()) {
+                args.addAll(List.of("--gateway-key-retention", ChaosGateway.KEY_RETENTION.toSeconds() + "s",
+                        "--key-retention-margin", ChaosGateway.KEY_RETENTION_MARGIN.toSeconds() + "s"));
+            }
         }
         args.add("--leases");
         args.add(settings.leases().setting());

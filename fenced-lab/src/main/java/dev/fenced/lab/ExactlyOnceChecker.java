@@ -36,7 +36,9 @@ final class ExactlyOnceChecker {
     private final boolean fencing;
     private final boolean providerNews;
 
-    /** @param providerNews whether the provider reported each refund's final word: every confirmed row must then carry it */
+    /**
+     * @param fencing false for a negative control (fencing off, or workers trusting forgotten keys): its verdict expects violations
+     * @param providerNews whether the provider reported each refund's final word: every confirmed row must then carry it */
     ExactlyOnceChecker(boolean fencing, boolean providerNews) {
         this.fencing = fencing;
         this.providerNews = providerNews;
@@ -132,8 +134,8 @@ final class ExactlyOnceChecker {
         if (fencing) {
             return violations == 0 ? "exactly once: no violation" : violations + " VIOLATIONS";
         }
-        return violations > 0 ? "negative control: " + violations + " violations without the fence, as it must"
-                : "negative control found no violation: this scenario proved nothing; run longer or with more pauses";
+        return violations > 0 ? "negative control: " + violations + " violations without the protection it switched off, as it must"
+                : "negative control found no violation: this scenario proved nothing; run longer, or with more pauses";
     }
 
     private static List<EventLine.Event> events(List<EventLine> history, Type type) {

@@ -21,14 +21,16 @@ import java.util.function.Supplier;
  * enabled {@link Fault}s that strike at moments (a worker SIGSTOPped or SIGKILLed, the Redis
  * primary restarted, flushed or failed over, to a replica in sync or to one left behind for a few
  * seconds of grants, the database's connections killed, a worker frozen inside its claim transaction, the gateway down
- * or restarted, the run's {@code nats-server} restarted on its file storage), on a worker holding a
- * job when there is one. Counts what it injected. One Redis fault at a time: a failed-over primary
+ * or restarted, the run's {@code nats-server} restarted on its file storage, the gateway's answers
+ * lost and then its lookups down past its key retention), on a worker holding a job when there is one. Counts what it injected. One Redis fault at a time: a failed-over primary
  * comes back, empty, as a replica before the next.
  */
 final class FaultInjector {
     private static final long FIRST_FAULT_AFTER_MS = 500;
     private static final long FAILED_OVER_NODE_DOWN_MS = 5_000;
     private static final long ETCD_MEMBER_DOWN_MS = 2_000;
+    /** How long a key-expiry loses the gateway's answers: a few requests per job, before the workers stop for the failures. */
+    private static final long ANSWERS_LOST_MS = 1_000;
     /** How long a node killed by a failover may stay down waiting for the Sentinel to promote the other. */
     private static final long PROMOTION_LIMIT_MS = 30_000;
 
@@ -57,6 +59,12 @@ final class FaultInjector {
     private Fault laggingFault;
     /** The worker the last stalled-claim armed. */
     private ChaosWorkers.Slot stalled;
+    /** A key-expiry: when it struck, when the gateway's answers come back, and when its lookups do; 0 before it strikes. */
+    private long keyExpiryAt;
+    private long answersBackAt;
+    private long lookupsBackAt;
+    private boolean losingAnswers;
+    private boolean lookupsDown;
 
     /** @param say gets one line per fault that struck: when, which, on which worker, how long */
     FaultInjector(ChaosSettings settings, ChaosLeaseStore leases, String dbUrl, ChaosGateway gateway, ChaosBroker broker,
@@ -84,6 +92,7 @@ final class FaultInjector {
      * @param targets the workers a fault may hit, asked for only when one strikes
      */
     void tick(Supplier<List<ChaosWorkers.Slot>> targets) {
+        endKeyExpiry(false);
         failOverToTheLaggingReplica(false);
         restartStoppedNode(false);
         restartKilledEtcdMember(false);
@@ -95,9 +104,38 @@ final class FaultInjector {
 
     /** The end of the faults: a node still down from a failover comes back now. */
     void stop() {
+        endKeyExpiry(true);
         failOverToTheLaggingReplica(true);
         restartStoppedNode(true);
         restartKilledEtcdMember(true);
+    }
+
+    /**
+     * Whether a fault still needs time to do its work: a key-expiry whose lookups are not back, the
+     * gateway not yet past the retention of the keys whose answers it lost. The run's faults last until then.
+     */
+    boolean busy() {
+        return lookupsDown;
+    }
+
+    /** Gives the gateway its answers, then its lookups, back when their time is up, or {@code now}. */
+    private void endKeyExpiry(boolean now) {
+        if (losingAnswers && (now || System.currentTimeMillis() >= answersBackAt)) {
+            gateway.loseAnswers(false);
+            losingAnswers = false;
+            say.accept(String.format("%6.1f s  %-15s answers back, %d refunds' lost; lookups still down", elapsed(), Fault.KEY_EXPIRY.label(),
+                    gateway.answersLost().size()));
+        }
+        if (lookupsDown && (now || System.currentTimeMillis() >= lookupsBackAt)) {
+            gateway.lookupsDown(false);
+            lookupsDown = false;
+            say.accept(String.format("%6.1f s  %-15s lookups back: the keys of the lost answers are forgotten", elapsed(),
+                    Fault.KEY_EXPIRY.label()));
+        }
+    }
+
+    private double elapsed() {
+        return (System.currentTimeMillis() - startedAt) / 1000.0;
     }
 
     /** Brings back the etcd member a leader kill stopped, when its time is up or {@code now}. */
@@ -266,6 +304,22 @@ final class FaultInjector {
                 }
                 stalled = slot;
                 struck(fault, slot.name() + ": its next claim stops inside its transaction, its rows locked, frozen for " + stall + " ms");
+            }
+            case KEY_EXPIRY -> {
+                if (keyExpiryAt != 0) {
+                    return; // once: it outlasts the run's faults
+                }
+                // Requests carried out and their answers lost, and no lookup to settle them until the gateway has forgotten
+                // their keys: a worker that then sends again under the same key pays twice.
+                keyExpiryAt = System.currentTimeMillis();
+                answersBackAt = keyExpiryAt + ANSWERS_LOST_MS;
+                lookupsBackAt = answersBackAt + ChaosGateway.KEY_RETENTION.toMillis() + 2_000;
+                gateway.loseAnswers(true);
+                gateway.lookupsDown(true);
+                losingAnswers = true;
+                lookupsDown = true;
+                struck(fault, "answers lost for " + ANSWERS_LOST_MS + " ms, lookups down for " + (lookupsBackAt - keyExpiryAt)
+                        + " ms; keys kept " + ChaosGateway.KEY_RETENTION.toSeconds() + " s");
             }
             case NATS_RESTART -> {
                 long start = System.currentTimeMillis();

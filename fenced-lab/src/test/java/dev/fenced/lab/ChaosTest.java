@@ -11,6 +11,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import dev.fenced.testing.servers.TestEtcd;
@@ -41,13 +43,13 @@ class ChaosTest {
     private static ChaosReport run(long seed, boolean fencing, TokenIssuer tokens, EnumSet<Fault> faults, ByteArrayOutputStream progress)
             throws Exception {
         return run(new ChaosSettings(6, 120, 3, 3, 1, Duration.ofMillis(80), Duration.ofSeconds(20),
-                Duration.ofSeconds(1), seed, faults, fencing, tokens, null, System.getenv("FENCED_NATS_URL"), LeaseBackend.REDIS), progress);
+                Duration.ofSeconds(1), seed, faults, fencing, tokens, null, System.getenv("FENCED_NATS_URL"), LeaseBackend.REDIS, false), progress);
     }
 
     /** 4 merchants x 80 refunds, 3 workers of 3 jobs, 10 s of faults, the leases in {@code leases}. */
     private static ChaosReport run(long seed, boolean fencing, LeaseBackend leases, EnumSet<Fault> faults) throws Exception {
         return run(new ChaosSettings(4, 80, 3, 3, 1, Duration.ofMillis(80), Duration.ofSeconds(10),
-                Duration.ofSeconds(1), seed, faults, fencing, TokenIssuer.REDIS, null, System.getenv("FENCED_NATS_URL"), leases),
+                Duration.ofSeconds(1), seed, faults, fencing, TokenIssuer.REDIS, null, System.getenv("FENCED_NATS_URL"), leases, false),
                 new ByteArrayOutputStream());
     }
 
@@ -189,6 +191,44 @@ class ChaosTest {
             }
         }
         assertThat(report.violations()).as(report.table()).isPositive();
+    }
+
+    /**
+     * key-expiry: the gateway keeps keys 36 s, loses the answers of the refunds it makes for a
+     * second, then answers no lookup until their keys are forgotten. Workers told the retention find
+     * those refunds by reference and confirm them: each refund made once. The negative control runs
+     * alongside on servers of its own (the two mostly wait out the retention): workers that trust
+     * keys for a day look them up by key, find nothing, send them again under the forgotten keys and
+     * pay twice.
+     */
+    @Test
+    void refundsWhoseKeysTheGatewayForgotAreFoundByReferenceAndNeverPaidTwice() throws Exception {
+        CompletableFuture<ChaosReport> trusting = CompletableFuture.supplyAsync(() -> keyExpiry(true));
+        ChaosReport report = keyExpiry(false);
+        ChaosReport control = trusting.get(5, TimeUnit.MINUTES);
+
+        report.checks().forEach((check, count) -> assertThat(count).as("%s%n%s", check, report.table()).isZero());
+        assertThat(report.drained()).as(report.table()).isTrue();
+        assertThat(report.gatewayRefunds()).as(report.table()).isEqualTo(report.refunds()).isEqualTo(160);
+        Matcher told = Pattern.compile("(\\d+) refunds' answers lost; (\\d+) of their rows confirmed with them")
+                .matcher(report.faults().get("key-expiry").rates());
+        assertThat(told.find()).as(report.table()).isTrue();
+        assertThat(Integer.parseInt(told.group(1))).as("answers lost%n%s", report.table()).isPositive();
+        assertThat(told.group(2)).as("every refund whose answer was lost, confirmed").isEqualTo(told.group(1));
+
+        assertThat(control.checks().get("refunds created more than once at the gateway")).as(control.table()).isPositive();
+        assertThat(control.verdict()).as(control.table()).startsWith("negative control: ");
+    }
+
+    /** 4 merchants x 40 refunds, 2 workers of 2 jobs, key-expiry alone; {@code trustKeys} for its control. */
+    private static ChaosReport keyExpiry(boolean trustKeys) {
+        try {
+            return run(new ChaosSettings(4, 40, 2, 2, 1, Duration.ofMillis(80), Duration.ofSeconds(3), Duration.ofSeconds(1), SEED,
+                    EnumSet.of(Fault.KEY_EXPIRY), true, TokenIssuer.EPOCHS, null, System.getenv("FENCED_NATS_URL"), LeaseBackend.REDIS, trustKeys),
+                    new ByteArrayOutputStream());
+        } catch (Exception e) {
+            throw new IllegalStateException("the key-expiry run" + (trustKeys ? "'s control" : "") + " failed: " + e, e);
+        }
     }
 
     @Test

@@ -46,6 +46,19 @@ class LabInputTest {
         assertThat(noKey.stderr()).contains("needs the Stripe API key in FENCED_STRIPE_API_KEY");
     }
 
+    /** key-expiry runs on its own, and its control only with it: one line each, exit 2, before any server starts. */
+    @Test
+    void keyExpiryRunsAloneAndItsControlOnlyWithIt() {
+        CliRun combined = CliRun.of("chaos", "--faults", "key-expiry,pause");
+        assertThat(combined.exit()).isEqualTo(FencedCli.USAGE);
+        assertThat(combined.oneLineError()).as(combined.stderr()).isTrue();
+        assertThat(combined.stderr()).contains("key-expiry runs on its own");
+        CliRun control = CliRun.of("chaos", "--faults", "pause", "--trust-keys");
+        assertThat(control.exit()).isEqualTo(FencedCli.USAGE);
+        assertThat(control.oneLineError()).as(control.stderr()).isTrue();
+        assertThat(control.stderr()).contains("--trust-keys is the control of --faults key-expiry");
+    }
+
     /** The hidden worker commands are not offered to a user who mistypes a command. */
     @Test
     void anUnknownCommandListsTheLabsCommandsButNotItsWorkers() {
