@@ -8,9 +8,9 @@ import picocli.CommandLine.Option;
 
 /**
  * How a worker calls the gateway, for the commands that send refunds ({@code settle}, {@code worker}):
- * attempts per refund and each call's time limit. Their product bounds one refund's send, which
- * must fit in the key retention margin ({@link KeyRetentionOptions}): a worker whose retries could
- * outlive it is refused at start.
+ * attempts per refund and each call's time limit. With the backoffs, the longest Retry-After honoured
+ * (30 s per attempt) and the closing lookup they bound one refund's send, which must fit in the key
+ * retention margin ({@link KeyRetentionOptions}): a worker whose retries could outlive it is refused at start.
  */
 public final class GatewayCallOptions {
     private static final Duration SHORTEST_TIMEOUT = Duration.ofMillis(100);
@@ -21,7 +21,8 @@ public final class GatewayCallOptions {
     int attempts;
 
     @Option(names = "--gateway-timeout", paramLabel = "DURATION", defaultValue = "5s", converter = DurationConverter.class,
-            description = "how long one gateway call may take before its answer counts as lost, 100ms to 5m (default ${DEFAULT-VALUE})")
+            description = "how long one gateway call may take before its answer counts as lost, 100ms to 5m; a call in flight"
+                    + " when a drain ends is left in sending (default ${DEFAULT-VALUE})")
     Duration timeout;
 
     /** Checks both before anything connects. */

@@ -25,6 +25,7 @@ import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import dev.fenced.cli.Progress;
 import dev.fenced.settlement.SettlementEvent;
@@ -119,7 +120,7 @@ final class ChaosHarness {
                 awaitFirstJob(workers, second);
                 say(String.format("workers took their first jobs after %.1f s; faults strike for %d s", (System.currentTimeMillis() - start) / 1000.0,
                         settings.duration().toSeconds()));
-                FaultInjector faults = new FaultInjector(settings, leases, postgres.jdbcUrl(), gateway, broker, this::say);
+                FaultInjector faults = new FaultInjector(settings, leases, postgres.jdbcUrl(), gateway, broker, queue, this::say);
                 if (second != null) {
                     faults.standing(Fault.KEY_REUSE);
                 }
@@ -274,7 +275,7 @@ final class ChaosHarness {
         List<GatewayRefund> ledger = gateway.ledger();
         ExactlyOnceChecker.Findings findings = new ExactlyOnceChecker(settings.safe(), told.containsKey(Fault.PROVIDER_NEWS))
                 .check(deployments, gateway.url(), ledger, history, jobs);
-        return new ChaosReport(settings.seed(), settings.fencing(), settings.tokenSource(), merchants.size(),
+        return new ChaosReport(settings.seed(), settings.fencing(), settings.trustKeys(), settings.tokenSource(), merchants.size(),
                 findings.refunds(), settings.workers(), settings.concurrency(), settings.gatewayLatency().toMillis(), workers.started(),
                 ledger.size(), settled(db, second), jobs, ChaosReport.faults(settings, injected, told), ChaosReport.operations(history),
                 findings.checks(), findings.violations(), findings.verdict(), seconds);

@@ -16,6 +16,7 @@ import java.util.Map;
  * break it, and the verdict.
  * Serialized as the {@code chaos --json} document; {@link #table()} is its text form.
  *
+ * @param trustKeys whether the workers trusted the gateway's keys for a day: the key-expiry's negative control
  * @param tokens where tokens came from: {@code redis} or {@code database}
  * @param refunds refund rows checked, in every deployment
  * @param workerProcessesStarted worker processes started, replacements of killed ones included
@@ -27,9 +28,9 @@ import java.util.Map;
  * @param checks each check and how many refunds break it
  * @param seconds how long the run took, drain included
  */
-@JsonPropertyOrder({"seed", "fencing", "tokens", "merchants", "refunds", "workers", "concurrency", "gatewayLatencyMs",
+@JsonPropertyOrder({"seed", "fencing", "trustKeys", "tokens", "merchants", "refunds", "workers", "concurrency", "gatewayLatencyMs",
         "workerProcessesStarted", "gatewayRefunds", "drained", "jobs", "faults", "operations", "checks", "violations", "verdict", "seconds"})
-record ChaosReport(long seed, boolean fencing, String tokens, int merchants, int refunds, int workers, int concurrency, long gatewayLatencyMs,
+record ChaosReport(long seed, boolean fencing, boolean trustKeys, String tokens, int merchants, int refunds, int workers, int concurrency, long gatewayLatencyMs,
                    int workerProcessesStarted, int gatewayRefunds, boolean drained, Jobs jobs, Map<String, Injected> faults,
                    Map<String, Long> operations, Map<String, Long> checks, long violations, String verdict, double seconds) {
     /** The event types the operations table counts, in its order. */
@@ -125,8 +126,8 @@ record ChaosReport(long seed, boolean fencing, String tokens, int merchants, int
     /** The report as text: a header line, the jobs, then the faults, operations and checks tables, then the verdict. */
     String table() {
         StringBuilder out = new StringBuilder();
-        out.append(String.format("fenced chaos: seed %s, fencing %s, tokens from %s, %s merchants, %s refunds, %s workers (%s processes started), %.0f s%n%n",
-                seed, fencing ? "on" : "OFF", tokens, merchants, refunds, workers, workerProcessesStarted, seconds));
+        out.append(String.format("fenced chaos: seed %s, fencing %s%s, tokens from %s, %s merchants, %s refunds, %s workers (%s processes started), %.0f s%n%n",
+                seed, fencing ? "on" : "OFF", trustKeys ? ", workers trusting keys for a day" : "", tokens, merchants, refunds, workers, workerProcessesStarted, seconds));
         out.append(String.format("jobs: %s%n%n", jobs));
         out.append(String.format("%-16s %s%n", "fault", "injected"));
         faults.forEach((k, v) -> out.append(String.format("%-16s %s%n", k, v)));

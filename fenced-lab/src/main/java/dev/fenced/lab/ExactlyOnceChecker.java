@@ -135,7 +135,7 @@ final class ExactlyOnceChecker {
             return violations == 0 ? "exactly once: no violation" : violations + " VIOLATIONS";
         }
         return violations > 0 ? "negative control: " + violations + " violations without the protection it switched off, as it must"
-                : "negative control found no violation: this scenario proved nothing; run longer, or with more pauses";
+                : "negative control found no violation: this scenario proved nothing; run longer, or with more faults";
     }
 
     private static List<EventLine.Event> events(List<EventLine> history, Type type) {

@@ -22,7 +22,8 @@ import java.util.function.Supplier;
  * primary restarted, flushed or failed over, to a replica in sync or to one left behind for a few
  * seconds of grants, the database's connections killed, a worker frozen inside its claim transaction, the gateway down
  * or restarted, the run's {@code nats-server} restarted on its file storage, the gateway's answers
- * lost and then its lookups down past its key retention), on a worker holding a job when there is one. Counts what it injected. One Redis fault at a time: a failed-over primary
+ * lost and its lookups down until past its key retention, Redis's clock stepped forward and a second
+ * job published for a merchant a worker holds), on a worker holding a job when there is one. Counts what it injected. One Redis fault at a time: a failed-over primary
  * comes back, empty, as a replica before the next.
  */
 final class FaultInjector {
@@ -111,11 +112,12 @@ final class FaultInjector {
     }
 
     /**
-     * Whether a fault still needs time to do its work: a key-expiry whose lookups are not back, the
-     * gateway not yet past the retention of the keys whose answers it lost. The run's faults last until then.
+     * Whether a fault still needs time to do its work: a key-expiry that has not struck yet, or whose
+     * lookups are not back, the gateway not yet past the retention of the keys whose answers it lost.
+     * The run's faults last until then, however short {@code --duration}.
      */
     boolean busy() {
-        return lookupsDown;
+        return settings.faults().contains(Fault.KEY_EXPIRY) && (keyExpiryAt == 0 || lookupsDown);
     }
 
     /** Gives the gateway its answers, then its lookups, back when their time is up, or {@code now}. */
@@ -123,6 +125,8 @@ final class FaultInjector {
         if (losingAnswers && (now || System.currentTimeMillis() >= answersBackAt)) {
             gateway.loseAnswers(false);
             losingAnswers = false;
+            // From now, not from the plan: a late tick must not bring lookups back while a lost answer's key is kept.
+            lookupsBackAt = System.currentTimeMillis() + ChaosGateway.KEY_RETENTION.toMillis() + 2_000;
             say.accept(String.format("%6.1f s  %-15s answers back, %d refunds' lost; lookups still down", elapsed(), Fault.KEY_EXPIRY.label(),
                     gateway.answersLost().size()));
         }

@@ -46,7 +46,7 @@ class LabInputTest {
         assertThat(noKey.stderr()).contains("needs the Stripe API key in FENCED_STRIPE_API_KEY");
     }
 
-    /** key-expiry runs on its own, and its control only with it: one line each, exit 2, before any server starts. */
+    /** key-expiry runs on its own, one refund in flight per job, and its control only with it: one line each, exit 2, before any server starts. */
     @Test
     void keyExpiryRunsAloneAndItsControlOnlyWithIt() {
         CliRun combined = CliRun.of("chaos", "--faults", "key-expiry,pause");
