@@ -6,6 +6,7 @@ import dev.fenced.cli.DurationConverter;
 import dev.fenced.cli.Connections;
 import dev.fenced.cli.LeaseBackend;
 import dev.fenced.cli.Progress;
+import dev.fenced.embedded.MovableClockRedis;
 import dev.fenced.cli.ProgressOptions;
 import dev.fenced.fleet.Broker;
 import dev.fenced.fleet.FleetWorker;
@@ -64,9 +65,12 @@ final class ChaosCommand implements Callable<Integer> {
             + " frozen inside its claim transaction, its rows locked), etcd-leader-kill (SIGKILL of the etcd leader, back after 2 s;"
             + " with --leases etcd), provider-news (refunds settle a second after acceptance, a tenth fail late; the gateway's"
             + " signed webhooks, a fifth each lost, duplicated and reordered, go to a receiver on the run's database, and a poll"
-            + " after the drain finds the rest), key-expiry (on its own: the gateway keeps keys 36 s, loses its answers for a second"
-            + " and its lookups for 39 s, and the workers must find those refunds by reference, not send them again)"
-            + " (default: all that fit --leases but cluster-failover and key-expiry)")
+            + " after the drain finds the rest), key-expiry (on its own, one refund in flight per job: the gateway keeps keys 36 s, loses its answers"
+            + " for a second and answers no lookup from then until 38 s after, and the workers must find those refunds by"
+            + " reference, not send them again)"
+            + ", clock-jump (the run's Redis is one server under libfaketime, not with the four Sentinel faults or cluster-failover:"
+            + " its clock steps forward past every lease and a second job is published for a merchant a worker holds, an early"
+            + " takeover; needs Debian's faketime) (default: all that fit --leases but cluster-failover, key-expiry and clock-jump)")
     List<String> faults;
 
     @Option(names = "--no-fence", description = "the negative control: the same run with fencing off must report violations")
@@ -121,6 +125,18 @@ final class ChaosCommand implements Callable<Integer> {
             throw new UsageException("--tokens goes with --leases redis: " + leases.label() + " issues its own tokens");
         }
         Set<Fault> enabled = faults == null || faults.isEmpty() ? Fault.allFor(leases) : Fault.parse(faults, leases);
+        if (enabled.contains(Fault.CLOCK_JUMP) && MovableClockRedis.libfaketime().isEmpty()) {
+            throw new UsageException("clock-jump runs Redis under libfaketime, which is not installed (apt-get install faketime)");
+        }
+        if (enabled.contains(Fault.KEY_EXPIRY)) {
+            // A worker that stops for the gateway's failures puts the rows it claimed ahead back to pending, keeping their
+            // first attempt: past their keys by the time lookups are back, they would be left for an operator.
+            if (spec.commandLine().getParseResult().hasMatchedOption("--concurrency") && concurrency != 1) {
+                throw new UsageException("key-expiry runs with --concurrency 1: rows claimed ahead and put back during the fault"
+                        + " would be past their keys, left for an operator, got " + concurrency);
+            }
+            concurrency = 1;
+        }
         if (trustKeys && !enabled.contains(Fault.KEY_EXPIRY)) {
             throw new UsageException("--trust-keys is the control of --faults key-expiry: not without it");
         }

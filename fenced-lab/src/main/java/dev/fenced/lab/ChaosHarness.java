@@ -149,6 +149,9 @@ final class ChaosHarness {
                 if (settings.faults().contains(Fault.KEY_EXPIRY)) {
                     told.put(Fault.KEY_EXPIRY, keysForgotten(db, gateway));
                 }
+                if (settings.faults().contains(Fault.CLOCK_JUMP)) {
+                    told.put(Fault.CLOCK_JUMP, earlyTakeovers(faults.clockJumps()));
+                }
                 ChaosReport report = report(db, journal, merchants, gateway, second, queue, faults, workers,
                         (System.currentTimeMillis() - start) / 1000.0, told);
                 writeHistory();
@@ -248,6 +251,42 @@ final class ChaosHarness {
                 lost.size(), confirmed);
         say("key-expiry: " + text);
         return text;
+    }
+
+    /**
+     * What the clock-jumps did: an early takeover is a grant of the merchant to another worker after
+     * the jump while the worker that held it had not yet answered its job (its run still going);
+     * then the writes the fence refused, and the leases the holders lost.
+     */
+    private String earlyTakeovers(List<FaultInjector.ClockJump> jumps) {
+        long early = jumps.stream().filter(this::takenOverWhileHeld).count();
+        long firstJump = jumps.isEmpty() ? Long.MAX_VALUE : jumps.get(0).at();
+        long refused = history.stream().filter(Events.ofType(SettlementEvent.Type.VIOLATION)).filter(line -> line.at() >= firstJump).count();
+        long lost = history.stream().filter(Events.ofType(SettlementEvent.Type.LEASE_LOST)).filter(line -> line.at() >= firstJump).count();
+        String text = String.format("%d jumps of Redis's clock; %d early takeovers (granted to another worker while the holder ran);"
+                + " %d stale writes refused, %d leases lost", jumps.size(), early, refused, lost);
+        say("clock-jump: " + text);
+        return text;
+    }
+
+    private boolean takenOverWhileHeld(FaultInjector.ClockJump jump) {
+        Optional<Long> granted = history.stream().filter(Events.ofType(SettlementEvent.Type.ACQUIRED)).map(EventLine.Event.class::cast)
+                .filter(e -> jump.merchant().equals(e.merchant()) && !jump.holder().equals(e.worker()) && e.at() >= jump.at())
+                .map(EventLine.Event::at).min(Long::compare);
+        if (granted.isEmpty()) {
+            return false;
+        }
+        // The holder's delivery of the job before the jump, and its first answer to it: after the grant, the holder still ran.
+        long received = jobLines(jump.holder(), jump.merchant()).filter(job -> job.type() == JobEvent.Type.RECEIVED && job.at() <= jump.at())
+                .mapToLong(EventLine.Job::at).max().orElse(jump.at());
+        Optional<Long> answered = jobLines(jump.holder(), jump.merchant()).filter(job -> job.type() != JobEvent.Type.RECEIVED && job.at() >= received)
+                .map(EventLine.Job::at).min(Long::compare);
+        return answered.map(at -> at > granted.get()).orElse(true);
+    }
+
+    private java.util.stream.Stream<EventLine.Job> jobLines(String worker, String merchant) {
+        return history.stream().filter(line -> line instanceof EventLine.Job).map(EventLine.Job.class::cast)
+                .filter(job -> worker.equals(job.worker()) && merchant.equals(job.merchant()));
     }
 
     private static boolean settled(HikariDataSource db, SecondDeployment second) throws SQLException {

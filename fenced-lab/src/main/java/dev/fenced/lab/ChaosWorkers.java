@@ -9,7 +9,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 
@@ -23,8 +22,8 @@ final class ChaosWorkers {
     /** One worker process and what the run knows of it. */
     static final class Slot {
         final WorkerProcess process;
-        /** Stream sequences of the jobs it received and has not answered yet. */
-        final Set<Long> held = ConcurrentHashMap.newKeySet();
+        /** The jobs it received and has not answered yet: stream sequence to merchant. */
+        final Map<Long, String> held = new ConcurrentHashMap<>();
         /** When a SIGSTOPped worker is due to be resumed; 0 when it runs. */
         volatile long pausedUntil;
         /** Armed to stall its next claim for this many ms ({@link Fault#STALLED_CLAIM}); 0 when not armed. */
@@ -72,7 +71,7 @@ final class ChaosWorkers {
         void track(EventLine line) {
             if (line instanceof EventLine.Job job) {
                 if (job.type() == JobEvent.Type.RECEIVED) {
-                    held.add(job.sequence());
+                    held.put(job.sequence(), job.merchant());
                 } else {
                     held.remove(job.sequence());
                 }

@@ -14,23 +14,26 @@ import java.util.Set;
  * {@link #CLUSTER_FAILOVER} is the lagging failover of a Redis Cluster's primary: a run with it
  * runs on a Cluster, the others on a Sentinel group. {@link #STALLED_CLAIM} freezes a worker inside its
  * claim transaction, its rows locked, for longer than the next holder's lock wait may last.
- * {@link #KEY_EXPIRY} loses the gateway's answers, then its lookups, for longer than it keeps a
- * key: it runs on its own, and only when named.
+ * {@link #KEY_EXPIRY} loses the gateway's answers for a second and its lookups until it has forgotten
+ * those refunds' keys: it runs on its own, and only when named. {@link #CLOCK_JUMP} steps the clock of the run's Redis
+ * forward (one server under libfaketime, so not with the Sentinel's or the Cluster's faults) and
+ * publishes a second job for a merchant a worker holds: an early takeover while the holder runs.
  */
 enum Fault {
     PAUSE, KILL, REDIS_RESTART, FLUSHALL, FAILOVER, LAGGING_FAILOVER, CLUSTER_FAILOVER, DB_KILL, GATEWAY, GATEWAY_OUTAGE,
-    GATEWAY_RESTART, KEY_REUSE, NATS_RESTART, STALLED_CLAIM, ETCD_LEADER_KILL, PROVIDER_NEWS, KEY_EXPIRY;
+    GATEWAY_RESTART, KEY_REUSE, NATS_RESTART, STALLED_CLAIM, ETCD_LEADER_KILL, PROVIDER_NEWS, KEY_EXPIRY, CLOCK_JUMP;
 
     /** Faults of a Redis behind a Sentinel; {@link #CLUSTER_FAILOVER} needs a Redis Cluster, so not in the same run. */
     static final Set<Fault> SENTINEL_ONLY = EnumSet.of(REDIS_RESTART, FLUSHALL, FAILOVER, LAGGING_FAILOVER);
     /** Faults of the run's Redis: only when the leases are in Redis. */
-    static final Set<Fault> REDIS_ONLY = EnumSet.of(REDIS_RESTART, FLUSHALL, FAILOVER, LAGGING_FAILOVER, CLUSTER_FAILOVER);
+    static final Set<Fault> REDIS_ONLY = EnumSet.of(REDIS_RESTART, FLUSHALL, FAILOVER, LAGGING_FAILOVER, CLUSTER_FAILOVER, CLOCK_JUMP);
     /** Faults of the run's three-member etcd: only when the leases are in etcd. */
     static final Set<Fault> ETCD_ONLY = EnumSet.of(ETCD_LEADER_KILL);
 
     /**
-     * Every fault of one run when none are named: all but the Cluster's and {@link #KEY_EXPIRY},
-     * which stretches a run by the gateway's key retention and runs alone.
+     * Every fault of one run when none are named: all but the Cluster's, {@link #CLOCK_JUMP}'s (its
+     * Redis is one server under libfaketime) and {@link #KEY_EXPIRY}, which stretches a run by the
+     * gateway's key retention and runs alone.
      */
     static Set<Fault> allOnSentinel() {
         return allFor(LeaseBackend.REDIS);
@@ -41,6 +44,7 @@ enum Fault {
         Set<Fault> all = EnumSet.allOf(Fault.class);
         all.remove(CLUSTER_FAILOVER);
         all.remove(KEY_EXPIRY);
+        all.remove(CLOCK_JUMP);
         if (leases != LeaseBackend.REDIS) {
             all.removeAll(REDIS_ONLY);
         }
@@ -67,6 +71,11 @@ enum Fault {
         return faults.contains(CLUSTER_FAILOVER);
     }
 
+    /** Whether the run's Redis is one server whose clock {@link #CLOCK_JUMP} moves, rather than a Sentinel group. */
+    static boolean onMovableClock(Set<Fault> faults) {
+        return faults.contains(CLOCK_JUMP);
+    }
+
     /** Faults that strike all along rather than at drawn moments. */
     boolean standing() {
         return this == GATEWAY || this == KEY_REUSE || this == PROVIDER_NEWS;
@@ -80,6 +89,10 @@ enum Fault {
             // forgotten: it is for an operator (fenced reconcile), and this run's checker would count it as unsent.
             throw new UsageException("key-expiry runs on its own: a fault that stops a worker after a claim would leave rows for an"
                     + " operator once their keys are forgotten");
+        }
+        if (onMovableClock(out) && (onCluster(out) || out.stream().anyMatch(SENTINEL_ONLY::contains))) {
+            throw new UsageException("clock-jump runs on one Redis under libfaketime: not with redis-restart, flushall, failover,"
+                    + " lagging-failover or cluster-failover");
         }
         if (onCluster(out) && out.stream().anyMatch(SENTINEL_ONLY::contains)) {
             throw new UsageException("cluster-failover runs on a Redis Cluster and redis-restart, flushall, failover and lagging-failover"
@@ -95,7 +108,7 @@ enum Fault {
             } catch (IllegalArgumentException e) {
                 throw new UsageException("unknown fault '" + name + "'; use pause, kill, redis-restart, flushall, failover, lagging-failover,"
                         + " cluster-failover, db-kill, gateway, gateway-outage, gateway-restart, key-reuse, nats-restart, stalled-claim,"
-                        + " etcd-leader-kill, provider-news, key-expiry");
+                        + " etcd-leader-kill, provider-news, key-expiry, clock-jump");
             }
         }
     }

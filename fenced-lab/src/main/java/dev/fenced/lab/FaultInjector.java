@@ -1,6 +1,7 @@
 package dev.fenced.lab;
 
 import dev.fenced.embedded.EmbeddedEtcd;
+import dev.fenced.embedded.MovableClockRedis;
 import dev.fenced.embedded.ReplicatedRedis;
 import io.lettuce.core.RedisClient;
 import java.sql.Connection;
@@ -45,6 +46,9 @@ final class FaultInjector {
     private final String dbUrl;
     private final ChaosGateway gateway;
     private final ChaosBroker broker;
+    private final MovableClockRedis clockRedis;
+    private final JobQueue queue;
+    private final List<ClockJump> clockJumps = new ArrayList<>();
     private final Consumer<String> say;
     private final long startedAt = System.currentTimeMillis();
     private final Map<Fault, Integer> injected = new EnumMap<>(Fault.class);
@@ -67,13 +71,22 @@ final class FaultInjector {
     private boolean losingAnswers;
     private boolean lookupsDown;
 
-    /** @param say gets one line per fault that struck: when, which, on which worker, how long */
-    FaultInjector(ChaosSettings settings, ChaosLeaseStore leases, String dbUrl, ChaosGateway gateway, ChaosBroker broker,
+    /** A clock-jump: the merchant whose second job it published, the worker that held the first, and when (ms since the epoch). */
+    record ClockJump(String merchant, String holder, long at) {
+    }
+
+    /**
+     * @param queue where a clock-jump publishes a merchant's second job
+     * @param say gets one line per fault that struck: when, which, on which worker, how long
+     */
+    FaultInjector(ChaosSettings settings, ChaosLeaseStore leases, String dbUrl, ChaosGateway gateway, ChaosBroker broker, JobQueue queue,
                   Consumer<String> say) {
         this.settings = settings;
         this.random = new Random(settings.seed());
         this.redis = leases.redis;
         this.etcd = leases.etcd;
+        this.clockRedis = leases.clockRedis;
+        this.queue = queue;
         this.dbUrl = dbUrl;
         this.gateway = gateway;
         this.broker = broker;
@@ -148,6 +161,11 @@ final class FaultInjector {
             etcd.restart(killedEtcdMember);
             killedEtcdMember = -1;
         }
+    }
+
+    /** The clock-jumps that struck, in order. */
+    List<ClockJump> clockJumps() {
+        return List.copyOf(clockJumps);
     }
 
     /** How many times each fault struck. */
@@ -322,8 +340,29 @@ final class FaultInjector {
                 gateway.lookupsDown(true);
                 losingAnswers = true;
                 lookupsDown = true;
-                struck(fault, "answers lost for " + ANSWERS_LOST_MS + " ms, lookups down for " + (lookupsBackAt - keyExpiryAt)
-                        + " ms; keys kept " + ChaosGateway.KEY_RETENTION.toSeconds() + " s");
+                struck(fault, "answers lost for " + ANSWERS_LOST_MS + " ms and lookups down meanwhile, until "
+                        + (ChaosGateway.KEY_RETENTION.toSeconds() + 2) + " s after the answers are back; keys kept "
+                        + ChaosGateway.KEY_RETENTION.toSeconds() + " s");
+            }
+            case CLOCK_JUMP -> {
+                List<ChaosWorkers.Slot> holding = live.stream().filter(slot -> !slot.held.isEmpty()).toList();
+                if (holding.isEmpty()) {
+                    return;
+                }
+                ChaosWorkers.Slot slot = holding.get(random.nextInt(holding.size()));
+                List<String> merchants = List.copyOf(slot.held.values());
+                if (merchants.isEmpty()) {
+                    return; // answered meanwhile
+                }
+                String merchant = merchants.get(random.nextInt(merchants.size()));
+                // Past every lease's end by Redis's clock, while the JVMs' clocks and the holders' renewals go on as before:
+                // the next worker to ask is granted the lease at once, while its holder still runs.
+                Duration jump = Duration.ofSeconds(settings.ttl().toSeconds() + 1);
+                clockRedis.moveClockForward(jump);
+                queue.publishAgain(merchant, "clock-jump-" + (clockJumps.size() + 1));
+                clockJumps.add(new ClockJump(merchant, slot.name(), System.currentTimeMillis()));
+                struck(fault, "Redis's clock +" + jump.toSeconds() + " s, every lease ended; a second job for " + merchant + ", which "
+                        + slot.name() + " holds");
             }
             case NATS_RESTART -> {
                 long start = System.currentTimeMillis();

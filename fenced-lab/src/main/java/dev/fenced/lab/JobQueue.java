@@ -21,9 +21,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.UUID;
-import java.util.stream.Collectors;
 import javax.sql.DataSource;
 
 /**
@@ -44,6 +42,8 @@ final class JobQueue implements AutoCloseable {
     private final Connection connection;
     private final JobStream stream;
     private final SettlementJobs jobs;
+    /** Jobs published and taken by the stream (not duplicates of one still there). */
+    private int published;
 
     private JobQueue(Connection connection, JobStream stream, SettlementJobs jobs) {
         this.connection = connection;
@@ -69,7 +69,18 @@ final class JobQueue implements AutoCloseable {
 
     /** Publishes one settlement job per merchant. */
     void publish(Collection<String> merchants) {
-        merchants.forEach(jobs::enqueue);
+        merchants.forEach(merchant -> count(jobs.enqueue(merchant)));
+    }
+
+    /** Publishes a second job for {@code merchant}, distinct from its first by {@code batchId}, as a second batch would be. */
+    void publishAgain(String merchant, String batchId) {
+        count(jobs.enqueue(merchant, batchId));
+    }
+
+    private synchronized void count(SettlementJobs.Enqueued enqueued) {
+        if (!enqueued.duplicate()) {
+            published++;
+        }
     }
 
     /** True when no job waits, none is handed back (waiting out a retry's delay) and none is in progress; false while the broker does not answer. */
@@ -82,33 +93,26 @@ final class JobQueue implements AutoCloseable {
         }
     }
 
-    /** What became of each merchant's job, from the stream, its dead letters, its consumer and the workers' job lines. */
-    ChaosReport.Jobs tally(Collection<String> merchants, List<EventLine> history) {
-        Set<String> acked = history.stream().filter(Events.ofJob(JobEvent.Type.ACKED)).map(Events::merchant).collect(Collectors.toSet());
+    /**
+     * What became of the jobs, from the stream, its dead letters, its consumer and the workers' job
+     * lines: published (a merchant's second jobs included), acked, dead-lettered, still queued or in
+     * progress, and lost: gone from the stream with neither an ack nor a dead letter.
+     */
+    synchronized ChaosReport.Jobs tally(Collection<String> merchants, List<EventLine> history) {
+        long ackedJobs = history.stream().filter(Events.ofJob(JobEvent.Type.ACKED)).map(EventLine.Job.class::cast)
+                .filter(job -> merchants.contains(job.merchant())).mapToLong(EventLine.Job::sequence).distinct().count();
         try {
             JetStreamManagement management = connection.jetStreamManagement();
             Map<String, Long> queued = subjects(management, stream.stream());
             Map<String, Long> dead = subjects(management, stream.deadStream());
             ConsumerInfo consumer = management.getConsumerInfo(stream.stream(), stream.consumer());
-            int ackedJobs = 0;
-            int deadJobs = 0;
-            int unfinished = 0;
-            int lost = 0;
-            for (String merchant : merchants) {
-                if (acked.contains(merchant)) {
-                    ackedJobs++;
-                } else if (dead.getOrDefault(stream.deadSubject(merchant), 0L) > 0) {
-                    deadJobs++;
-                } else if (queued.getOrDefault(stream.jobSubject(merchant), 0L) > 0) {
-                    unfinished++;
-                } else {
-                    lost++;
-                }
-            }
+            long deadJobs = merchants.stream().mapToLong(merchant -> dead.getOrDefault(stream.deadSubject(merchant), 0L)).sum();
+            long unfinished = merchants.stream().mapToLong(merchant -> queued.getOrDefault(stream.jobSubject(merchant), 0L)).sum();
+            long lost = Math.max(0, published - ackedJobs - deadJobs - unfinished);
             long deliveries = consumer.getDelivered().getConsumerSequence();
-            long deliveredJobs = merchants.size() - consumer.getNumPending();
-            return new ChaosReport.Jobs(merchants.size(), ackedJobs, deadJobs, Math.max(0, deliveries - deliveredJobs), deliveries,
-                    unfinished, lost);
+            long deliveredJobs = published - consumer.getNumPending();
+            return new ChaosReport.Jobs(published, (int) ackedJobs, (int) deadJobs, Math.max(0, deliveries - deliveredJobs), deliveries,
+                    (int) unfinished, (int) lost);
         } catch (IOException | JetStreamApiException e) {
             throw new StoreUnavailableException("could not read the job stream " + stream.stream() + ": " + e.getMessage(), e);
         }

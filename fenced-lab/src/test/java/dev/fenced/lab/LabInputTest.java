@@ -57,6 +57,21 @@ class LabInputTest {
         assertThat(control.exit()).isEqualTo(FencedCli.USAGE);
         assertThat(control.oneLineError()).as(control.stderr()).isTrue();
         assertThat(control.stderr()).contains("--trust-keys is the control of --faults key-expiry");
+        CliRun ahead = CliRun.of("chaos", "--faults", "key-expiry", "--concurrency", "2");
+        assertThat(ahead.exit()).isEqualTo(FencedCli.USAGE);
+        assertThat(ahead.oneLineError()).as(ahead.stderr()).isTrue();
+        assertThat(ahead.stderr()).contains("key-expiry runs with --concurrency 1");
+    }
+
+    /** clock-jump's Redis is one server under libfaketime: not with the faults of a Sentinel group or a Cluster. */
+    @Test
+    void clockJumpIsNotWithTheSentinelsOrTheClustersFaults() {
+        for (String other : new String[] {"failover", "cluster-failover"}) {
+            CliRun run = CliRun.of("chaos", "--faults", "clock-jump," + other);
+            assertThat(run.exit()).isEqualTo(FencedCli.USAGE);
+            assertThat(run.oneLineError()).as(run.stderr()).isTrue();
+            assertThat(run.stderr()).contains("clock-jump runs on one Redis under libfaketime");
+        }
     }
 
     /** The hidden worker commands are not offered to a user who mistypes a command. */

@@ -47,11 +47,15 @@ class RedisClockJumpTest {
     private static MovableClockRedis redis;
     private static RedisLeaseStore leases;
 
-    @BeforeAll
-    static void start(@TempDir Path dir) {
-        // Skipped on a machine without libfaketime, never in CI, which installs it.
+    /** Skips a test on a machine without libfaketime, never in CI, which installs it. */
+    static void requireLibfaketime() {
         assumeTrue(MovableClockRedis.libfaketime().isPresent() || System.getenv("CI") != null,
                 "libfaketime is not installed (apt-get install faketime)");
+    }
+
+    @BeforeAll
+    static void start(@TempDir Path dir) {
+        requireLibfaketime();
         redis = MovableClockRedis.start(dir);
         db = Connections.database(TestDatabases.postgresUrl(), 8);
         leases = Connections.leases(redis.uri(), db, "clock-jump-test");
