@@ -80,6 +80,10 @@ final class ChaosCommand implements Callable<Integer> {
             + " to last a day, send the refunds whose answers were lost again under keys it forgot, and must pay twice")
     boolean trustKeys;
 
+    @Option(names = "--keep-busy", description = "whenever every refund is settled and faults are left to strike, seed and publish"
+            + " another round of --merchants new merchants of --refunds each: a long run's faults meet work all along")
+    boolean keepBusy;
+
     @Option(names = "--tokens", defaultValue = "epochs", converter = Connections.TokensConverter.class, paramLabel = "epochs|redis|database",
             description = "who issues the workers' tokens (default ${DEFAULT-VALUE}); with redis, a failover to a lagging replica can"
                     + " repeat a token, which the checker counts as a violation: the negative control of epochs")
@@ -142,9 +146,10 @@ final class ChaosCommand implements Callable<Integer> {
         }
         long chosenSeed = seed != null ? seed : new java.security.SecureRandom().nextLong();
         ChaosSettings settings = new ChaosSettings(merchants, refunds, workers, jobs, concurrency, gatewayLatency, duration, ttl, chosenSeed,
-                enabled, !noFence, tokens, history, natsUrl, leases, trustKeys);
+                enabled, !noFence, tokens, history, natsUrl, leases, trustKeys, keepBusy);
         ChaosReport report;
-        try (Progress progress = progressOptions.start("chaos", ChaosHarness.refundsToSettle(settings), "refunds settled")) {
+        // With keep-busy the rounds are told on stderr as they come; a count of the first round's refunds would stop at 100 %.
+        try (Progress progress = keepBusy ? Progress.off() : progressOptions.start("chaos", ChaosHarness.refundsToSettle(settings), "refunds settled")) {
             report = new ChaosHarness(settings, json ? null : System.err, progress).run();
         }
         if (json) {

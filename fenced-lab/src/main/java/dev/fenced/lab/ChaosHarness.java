@@ -26,7 +26,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import dev.fenced.cli.Progress;
 import dev.fenced.settlement.SettlementEvent;
 import javax.sql.DataSource;
@@ -46,11 +47,14 @@ final class ChaosHarness {
     private static final Duration NEWS_LIMIT = Duration.ofSeconds(40);
     /** Polls of the streams, a second apart, that must find them idle before a run with unsettled merchants gives up waiting. */
     private static final int IDLE_POLLS_BEFORE_GIVING_UP = 3;
+    /** With keep-busy, no new round once fewer seconds of faults than this are left: the drain would settle it instead. */
+    private static final Duration KEEP_BUSY_LEAD = Duration.ofSeconds(5);
 
     private final ChaosSettings settings;
     private final PrintStream log;
     private final Progress progress;
-    private final List<EventLine> history = new CopyOnWriteArrayList<>();
+    /** Every worker's lines, as they come: appended from the workers' reader threads, read while they come. */
+    private final Queue<EventLine> history = new ConcurrentLinkedQueue<>();
 
     /** @param progress counts refunds settled (confirmed, or refused by the gateway), over every deployment's merchants */
     ChaosHarness(ChaosSettings settings, PrintStream log, Progress progress) {
@@ -99,7 +103,7 @@ final class ChaosHarness {
 
     private ChaosReport run(ChaosBroker broker, ChaosLeaseStore leases, EmbeddedPostgresServer postgres, HikariDataSource db,
                             ChaosGateway gateway, LabWebhooks news) throws SQLException {
-        List<String> merchants = seed(db);
+        List<String> merchants = seed(db, 1);
         String stream = JobQueue.uniqueName();
         String journalUrl = journalDatabase(postgres);
         Map<String, String> env = new HashMap<>(leases.environment());
@@ -128,9 +132,15 @@ final class ChaosHarness {
                     faults.standing(Fault.PROVIDER_NEWS);
                 }
                 long faultsEnd = System.currentTimeMillis() + settings.duration().toMillis();
+                int round = 1;
+                long nextLook = 0;
                 while (System.currentTimeMillis() < faultsEnd || faults.busy()) {
                     tend(workers, second);
                     faults.tick(workers::targets);
+                    if (settings.keepBusy() && System.currentTimeMillis() >= nextLook) {
+                        nextLook = System.currentTimeMillis() + 1_000;
+                        round = keepBusy(db, queue, merchants, round, faultsEnd);
+                    }
                     WorkerProcess.sleep(10);
                 }
                 say("faults stop; draining");
@@ -164,15 +174,32 @@ final class ChaosHarness {
         }
     }
 
-    private List<String> seed(HikariDataSource db) {
+    /** Seeds a round of merchants ({@code c_000}..., then {@code c2_000}... for round 2) and their refunds. */
+    private List<String> seed(HikariDataSource db, int round) {
         List<String> merchants = new ArrayList<>();
         for (int i = 0; i < settings.merchants(); i++) {
-            String merchant = String.format("c_%03d", i);
+            String merchant = round == 1 ? String.format("c_%03d", i) : String.format("c%d_%03d", round, i);
             RefundSeeder.seed(db, merchant, merchant + "_r", settings.refunds(),
                     new BigDecimal("70.25").multiply(BigDecimal.valueOf(settings.refunds())), "EUR");
             merchants.add(merchant);
         }
         return merchants;
+    }
+
+    /**
+     * With keep-busy: once every merchant is settled and no job is queued or in progress, and more
+     * than {@link #KEEP_BUSY_LEAD} of faults is left, seeds another round of as many new merchants
+     * and publishes their jobs, so that the faults meet work for the whole run. Returns the round now.
+     */
+    private int keepBusy(HikariDataSource db, JobQueue queue, List<String> merchants, int round, long faultsEnd) throws SQLException {
+        if (faultsEnd - System.currentTimeMillis() < KEEP_BUSY_LEAD.toMillis() || !queue.idle() || !JobQueue.unsettledByMerchant(db).isEmpty()) {
+            return round;
+        }
+        List<String> more = seed(db, round + 1);
+        queue.publish(more);
+        merchants.addAll(more);
+        say(String.format("round %d: %d more merchants of %d refunds each", round + 1, more.size(), settings.refunds()));
+        return round + 1;
     }
 
     private static void tend(ChaosWorkers workers, SecondDeployment second) {
@@ -305,6 +332,7 @@ final class ChaosHarness {
                                JobQueue queue, FaultInjector faults, ChaosWorkers workers, double seconds, Map<Fault, String> told)
             throws SQLException {
         Map<Fault, Integer> injected = faults.injected();
+        List<EventLine> history = List.copyOf(this.history);
         List<ExactlyOnceChecker.Deployment> deployments = new ArrayList<>(List.of(new ExactlyOnceChecker.Deployment(db, merchants, journal)));
         ChaosReport.Jobs jobs = queue.tally(merchants, history);
         if (second != null) {

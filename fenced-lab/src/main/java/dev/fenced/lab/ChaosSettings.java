@@ -21,12 +21,14 @@ import java.util.Set;
  *     ignored with {@link Fault#NATS_RESTART}, which needs a server the run can restart
  * @param leases where the leases live: a Redis group, the database, a three-member etcd; with the
  *     last two, {@code tokens} is not used (the store issues its own)
+ * @param keepBusy seed and publish another round of merchants whenever every refund is settled
+ *     before the faults end, so that a long run's faults meet work all along
  * @param trustKeys the negative control of {@link Fault#KEY_EXPIRY}: the workers are told the
  *     gateway keeps keys a day (the default), not the run's {@link ChaosGateway#KEY_RETENTION}
  */
 record ChaosSettings(int merchants, int refunds, int workers, int jobs, int concurrency, Duration gatewayLatency, Duration duration,
                      Duration ttl, long seed, Set<Fault> faults, boolean fencing, TokenIssuer tokens, Path history,
-                     String natsUrl, LeaseBackend leases, boolean trustKeys) {
+                     String natsUrl, LeaseBackend leases, boolean trustKeys, boolean keepBusy) {
 
     /** False for a negative control: fencing off, or workers that trust the gateway's keys past its retention. */
     boolean safe() {

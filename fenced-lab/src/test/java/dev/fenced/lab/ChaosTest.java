@@ -43,13 +43,13 @@ class ChaosTest {
     private static ChaosReport run(long seed, boolean fencing, TokenIssuer tokens, EnumSet<Fault> faults, ByteArrayOutputStream progress)
             throws Exception {
         return run(new ChaosSettings(6, 120, 3, 3, 1, Duration.ofMillis(80), Duration.ofSeconds(20),
-                Duration.ofSeconds(1), seed, faults, fencing, tokens, null, System.getenv("FENCED_NATS_URL"), LeaseBackend.REDIS, false), progress);
+                Duration.ofSeconds(1), seed, faults, fencing, tokens, null, System.getenv("FENCED_NATS_URL"), LeaseBackend.REDIS, false, false), progress);
     }
 
     /** 4 merchants x 80 refunds, 3 workers of 3 jobs, 10 s of faults, the leases in {@code leases}. */
     private static ChaosReport run(long seed, boolean fencing, LeaseBackend leases, EnumSet<Fault> faults) throws Exception {
         return run(new ChaosSettings(4, 80, 3, 3, 1, Duration.ofMillis(80), Duration.ofSeconds(10),
-                Duration.ofSeconds(1), seed, faults, fencing, TokenIssuer.REDIS, null, System.getenv("FENCED_NATS_URL"), leases, false),
+                Duration.ofSeconds(1), seed, faults, fencing, TokenIssuer.REDIS, null, System.getenv("FENCED_NATS_URL"), leases, false, false),
                 new ByteArrayOutputStream());
     }
 
@@ -250,7 +250,7 @@ class ChaosTest {
     private static ChaosReport keyExpiry(boolean trustKeys) {
         try {
             return run(new ChaosSettings(4, 40, 2, 2, 1, Duration.ofMillis(80), Duration.ofSeconds(3), Duration.ofSeconds(2), SEED,
-                    EnumSet.of(Fault.KEY_EXPIRY), true, TokenIssuer.EPOCHS, null, System.getenv("FENCED_NATS_URL"), LeaseBackend.REDIS, trustKeys),
+                    EnumSet.of(Fault.KEY_EXPIRY), true, TokenIssuer.EPOCHS, null, System.getenv("FENCED_NATS_URL"), LeaseBackend.REDIS, trustKeys, false),
                     new ByteArrayOutputStream());
         } catch (Exception e) {
             throw new IllegalStateException("the key-expiry run" + (trustKeys ? "'s control" : "") + " failed: " + e, e);
