@@ -21,13 +21,17 @@ import java.nio.file.Path;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Queue;
+import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.stream.Collectors;
 import dev.fenced.cli.Progress;
 import dev.fenced.settlement.SettlementEvent;
 import javax.sql.DataSource;
@@ -49,12 +53,17 @@ final class ChaosHarness {
     private static final int IDLE_POLLS_BEFORE_GIVING_UP = 3;
     /** With keep-busy, no new round once fewer seconds of faults than this are left: the drain would settle it instead. */
     private static final Duration KEEP_BUSY_LEAD = Duration.ofSeconds(5);
+    /** Looks, a second apart, that find the queue idle with refunds unsettled before keep-busy seeds a round anyway. */
+    private static final int KEEP_BUSY_STALL_LOOKS = 10;
 
     private final ChaosSettings settings;
     private final PrintStream log;
     private final Progress progress;
     /** Every worker's lines, as they come: appended from the workers' reader threads, read while they come. */
     private final Queue<EventLine> history = new ConcurrentLinkedQueue<>();
+    /** With keep-busy: the round of merchants seeded last, and looks in a row that found the queue idle with work left. */
+    private int round = 1;
+    private int stalledLooks;
 
     /** @param progress counts refunds settled (confirmed, or refused by the gateway), over every deployment's merchants */
     ChaosHarness(ChaosSettings settings, PrintStream log, Progress progress) {
@@ -132,14 +141,13 @@ final class ChaosHarness {
                     faults.standing(Fault.PROVIDER_NEWS);
                 }
                 long faultsEnd = System.currentTimeMillis() + settings.duration().toMillis();
-                int round = 1;
                 long nextLook = 0;
                 while (System.currentTimeMillis() < faultsEnd || faults.busy()) {
                     tend(workers, second);
                     faults.tick(workers::targets);
                     if (settings.keepBusy() && System.currentTimeMillis() >= nextLook) {
                         nextLook = System.currentTimeMillis() + 1_000;
-                        round = keepBusy(db, queue, merchants, round, faultsEnd);
+                        keepBusy(db, queue, merchants, faultsEnd);
                     }
                     WorkerProcess.sleep(10);
                 }
@@ -175,10 +183,10 @@ final class ChaosHarness {
     }
 
     /** Seeds a round of merchants ({@code c_000}..., then {@code c2_000}... for round 2) and their refunds. */
-    private List<String> seed(HikariDataSource db, int round) {
+    private List<String> seed(HikariDataSource db, int number) {
         List<String> merchants = new ArrayList<>();
         for (int i = 0; i < settings.merchants(); i++) {
-            String merchant = round == 1 ? String.format("c_%03d", i) : String.format("c%d_%03d", round, i);
+            String merchant = number == 1 ? String.format("c_%03d", i) : String.format("c%d_%03d", number, i);
             RefundSeeder.seed(db, merchant, merchant + "_r", settings.refunds(),
                     new BigDecimal("70.25").multiply(BigDecimal.valueOf(settings.refunds())), "EUR");
             merchants.add(merchant);
@@ -187,19 +195,35 @@ final class ChaosHarness {
     }
 
     /**
-     * With keep-busy: once every merchant is settled and no job is queued or in progress, and more
-     * than {@link #KEEP_BUSY_LEAD} of faults is left, seeds another round of as many new merchants
-     * and publishes their jobs, so that the faults meet work for the whole run. Returns the round now.
+     * With keep-busy: once no job is queued or in progress, every merchant settled (or, for
+     * {@link #KEEP_BUSY_STALL_LOOKS} looks, some left with no job: dead-lettered or lost, which the
+     * drain and the checker report), and more than {@link #KEEP_BUSY_LEAD} of faults is left, seeds
+     * another round of as many new merchants and publishes their jobs, so that the faults meet work
+     * for the whole run. A database or broker that does not answer (a fault) only puts it off.
      */
-    private int keepBusy(HikariDataSource db, JobQueue queue, List<String> merchants, int round, long faultsEnd) throws SQLException {
-        if (faultsEnd - System.currentTimeMillis() < KEEP_BUSY_LEAD.toMillis() || !queue.idle() || !JobQueue.unsettledByMerchant(db).isEmpty()) {
-            return round;
+    private void keepBusy(HikariDataSource db, JobQueue queue, List<String> merchants, long faultsEnd) {
+        try {
+            if (faultsEnd - System.currentTimeMillis() < KEEP_BUSY_LEAD.toMillis() || !queue.idle()) {
+                stalledLooks = 0;
+                return;
+            }
+            Map<String, Long> unsettled = JobQueue.unsettledByMerchant(db);
+            if (!unsettled.isEmpty() && ++stalledLooks < KEEP_BUSY_STALL_LOOKS) {
+                return;
+            }
+            stalledLooks = 0;
+            round++; // a round that fails half-way is not seeded again: the next takes new names
+            List<String> more = new ArrayList<>();
+            for (String merchant : seed(db, round)) {
+                queue.publish(List.of(merchant));
+                merchants.add(merchant);
+                more.add(merchant);
+            }
+            say(String.format("round %d: %d more merchants of %d refunds each%s", round, more.size(), settings.refunds(),
+                    unsettled.isEmpty() ? "" : "; " + unsettled.size() + " left unsettled with no job queued or in progress"));
+        } catch (SQLException | RuntimeException notNow) {
+            say("keep-busy: no new round now: " + notNow.getMessage());
         }
-        List<String> more = seed(db, round + 1);
-        queue.publish(more);
-        merchants.addAll(more);
-        say(String.format("round %d: %d more merchants of %d refunds each", round + 1, more.size(), settings.refunds()));
-        return round + 1;
     }
 
     private static void tend(ChaosWorkers workers, SecondDeployment second) {
@@ -271,7 +295,7 @@ final class ChaosHarness {
      * was found by reference or, by a worker that trusts keys, sent again.
      */
     private String keysForgotten(HikariDataSource db, ChaosGateway gateway) throws SQLException {
-        java.util.Set<String> lost = gateway.answersLost();
+        Set<String> lost = gateway.answersLost();
         long confirmed = GatewayCrossCheck.rows(db).stream().filter(GatewayCrossCheck.Row::confirmed)
                 .filter(row -> lost.contains(row.gatewayReference())).count();
         String text = String.format("%d refunds' answers lost; %d of their rows confirmed with them after their keys were forgotten",
@@ -282,38 +306,44 @@ final class ChaosHarness {
 
     /**
      * What the clock-jumps did: an early takeover is a grant of the merchant to another worker after
-     * the jump while the worker that held it had not yet answered its job (its run still going);
-     * then the writes the fence refused, and the leases the holders lost.
+     * the jump and before the holder answered the delivery it held (its run still going), each grant
+     * counted once however many jumps it follows; then the writes the fence refused, and the leases
+     * the holders lost.
      */
     private String earlyTakeovers(List<FaultInjector.ClockJump> jumps) {
-        long early = jumps.stream().filter(this::takenOverWhileHeld).count();
+        Map<String, List<EventLine>> byMerchant = history.stream().filter(line -> Events.merchant(line) != null)
+                .collect(Collectors.groupingBy(Events::merchant));
+        Set<EventLine.Event> early = new HashSet<>();
+        for (FaultInjector.ClockJump jump : jumps) {
+            earlyGrant(jump, byMerchant.getOrDefault(jump.merchant(), List.of())).ifPresent(early::add);
+        }
         long firstJump = jumps.isEmpty() ? Long.MAX_VALUE : jumps.get(0).at();
         long refused = history.stream().filter(Events.ofType(SettlementEvent.Type.VIOLATION)).filter(line -> line.at() >= firstJump).count();
         long lost = history.stream().filter(Events.ofType(SettlementEvent.Type.LEASE_LOST)).filter(line -> line.at() >= firstJump).count();
         String text = String.format("%d jumps of Redis's clock; %d early takeovers (granted to another worker while the holder ran);"
-                + " %d stale writes refused, %d leases lost", jumps.size(), early, refused, lost);
+                + " %d stale writes refused, %d leases lost", jumps.size(), early.size(), refused, lost);
         say("clock-jump: " + text);
         return text;
     }
 
-    private boolean takenOverWhileHeld(FaultInjector.ClockJump jump) {
-        Optional<Long> granted = history.stream().filter(Events.ofType(SettlementEvent.Type.ACQUIRED)).map(EventLine.Event.class::cast)
-                .filter(e -> jump.merchant().equals(e.merchant()) && !jump.holder().equals(e.worker()) && e.at() >= jump.at())
-                .map(EventLine.Event::at).min(Long::compare);
-        if (granted.isEmpty()) {
-            return false;
-        }
-        // The holder's delivery of the job before the jump, and its first answer to it: after the grant, the holder still ran.
-        long received = jobLines(jump.holder(), jump.merchant()).filter(job -> job.type() == JobEvent.Type.RECEIVED && job.at() <= jump.at())
-                .mapToLong(EventLine.Job::at).max().orElse(jump.at());
-        Optional<Long> answered = jobLines(jump.holder(), jump.merchant()).filter(job -> job.type() != JobEvent.Type.RECEIVED && job.at() >= received)
+    /**
+     * The first grant of the jump's merchant to another worker after the jump and before the holder
+     * answered its delivery of the job; none when the holder's answer is not in the history (killed,
+     * or its line lost): then when its run ended is unknown.
+     */
+    private static Optional<EventLine.Event> earlyGrant(FaultInjector.ClockJump jump, List<EventLine> lines) {
+        List<EventLine.Job> held = lines.stream().filter(line -> line instanceof EventLine.Job).map(EventLine.Job.class::cast)
+                .filter(job -> job.worker().equals(jump.holder()) && job.sequence() == jump.sequence()).toList();
+        long received = held.stream().filter(job -> job.type() == JobEvent.Type.RECEIVED && job.at() <= jump.at())
+                .mapToLong(EventLine.Job::at).max().orElse(Long.MIN_VALUE);
+        Optional<Long> answered = held.stream().filter(job -> job.type() != JobEvent.Type.RECEIVED && job.at() >= received)
                 .map(EventLine.Job::at).min(Long::compare);
-        return answered.map(at -> at > granted.get()).orElse(true);
-    }
-
-    private java.util.stream.Stream<EventLine.Job> jobLines(String worker, String merchant) {
-        return history.stream().filter(line -> line instanceof EventLine.Job).map(EventLine.Job.class::cast)
-                .filter(job -> worker.equals(job.worker()) && merchant.equals(job.merchant()));
+        if (answered.isEmpty()) {
+            return Optional.empty();
+        }
+        return lines.stream().filter(Events.ofType(SettlementEvent.Type.ACQUIRED)).map(EventLine.Event.class::cast)
+                .filter(grant -> !jump.holder().equals(grant.worker()) && grant.at() >= jump.at() && grant.at() < answered.get())
+                .min(Comparator.comparingLong(EventLine.Event::at));
     }
 
     private static boolean settled(HikariDataSource db, SecondDeployment second) throws SQLException {

@@ -46,11 +46,17 @@ final class ChaosLeaseStore implements AutoCloseable {
     }
 
     private static ChaosLeaseStore onMovableClock() {
+        Path dir;
         try {
-            Path dir = Files.createTempDirectory("fenced-chaos-clock");
-            return new ChaosLeaseStore(LeaseBackend.REDIS, null, MovableClockRedis.start(dir), dir, null);
+            dir = Files.createTempDirectory("fenced-chaos-clock");
         } catch (IOException e) {
             throw new UncheckedIOException("could not make a directory for the Redis under libfaketime", e);
+        }
+        try {
+            return new ChaosLeaseStore(LeaseBackend.REDIS, null, MovableClockRedis.start(dir), dir, null);
+        } catch (RuntimeException e) {
+            deleteQuietly(dir);
+            throw e;
         }
     }
 
@@ -88,8 +94,11 @@ final class ChaosLeaseStore implements AutoCloseable {
             etcd.close();
         }
         if (clockRedis != null) {
-            clockRedis.close();
-            deleteQuietly(clockDir);
+            try {
+                clockRedis.close();
+            } finally {
+                deleteQuietly(clockDir);
+            }
         }
     }
 

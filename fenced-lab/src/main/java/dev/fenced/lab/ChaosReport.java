@@ -47,9 +47,9 @@ record ChaosReport(long seed, boolean fencing, boolean trustKeys, String tokens,
     }
 
     /**
-     * What became of the jobs (one per merchant) on the broker, read from the streams at the end.
+     * What became of the jobs on the broker, read from the streams at the end.
      *
-     * @param published jobs published, one per merchant
+     * @param published jobs published: one per merchant, and the second jobs clock-jump publishes
      * @param acked jobs a worker finished and acked
      * @param deadLettered jobs in the dead letters
      * @param redelivered deliveries beyond each job's first: every one of them JetStream's

@@ -15,9 +15,10 @@ import java.util.Set;
  * runs on a Cluster, the others on a Sentinel group. {@link #STALLED_CLAIM} freezes a worker inside its
  * claim transaction, its rows locked, for longer than the next holder's lock wait may last.
  * {@link #KEY_EXPIRY} loses the gateway's answers for a second and its lookups until it has forgotten
- * those refunds' keys: it runs on its own, and only when named. {@link #CLOCK_JUMP} steps the clock of the run's Redis
- * forward (one server under libfaketime, so not with the Sentinel's or the Cluster's faults) and
- * publishes a second job for a merchant a worker holds: an early takeover while the holder runs.
+ * those refunds' keys: it runs on its own, and only when named. {@link #CLOCK_JUMP} steps the clock
+ * of the run's Redis forward (one server under libfaketime, so not with the Sentinel's or the
+ * Cluster's faults) and publishes a second job for a merchant a worker holds: an early takeover
+ * while the holder runs.
  */
 enum Fault {
     PAUSE, KILL, REDIS_RESTART, FLUSHALL, FAILOVER, LAGGING_FAILOVER, CLUSTER_FAILOVER, DB_KILL, GATEWAY, GATEWAY_OUTAGE,

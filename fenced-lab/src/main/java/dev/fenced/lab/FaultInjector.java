@@ -24,8 +24,9 @@ import java.util.function.Supplier;
  * seconds of grants, the database's connections killed, a worker frozen inside its claim transaction, the gateway down
  * or restarted, the run's {@code nats-server} restarted on its file storage, the gateway's answers
  * lost and its lookups down until past its key retention, Redis's clock stepped forward and a second
- * job published for a merchant a worker holds), on a worker holding a job when there is one. Counts what it injected. One Redis fault at a time: a failed-over primary
- * comes back, empty, as a replica before the next.
+ * job published for a merchant a worker holds), on a worker holding a job when there is one. Counts
+ * what it injected. One Redis fault at a time: a failed-over primary comes back, empty, as a replica
+ * before the next.
  */
 final class FaultInjector {
     private static final long FIRST_FAULT_AFTER_MS = 500;
@@ -71,8 +72,11 @@ final class FaultInjector {
     private boolean losingAnswers;
     private boolean lookupsDown;
 
-    /** A clock-jump: the merchant whose second job it published, the worker that held the first, and when (ms since the epoch). */
-    record ClockJump(String merchant, String holder, long at) {
+    /**
+     * A clock-jump: the merchant whose second job it published, the worker that held the first and
+     * that job's stream sequence, and when the clock moved (ms since the epoch, read just before).
+     */
+    record ClockJump(String merchant, String holder, long sequence, long at) {
     }
 
     /**
@@ -350,17 +354,25 @@ final class FaultInjector {
                     return;
                 }
                 ChaosWorkers.Slot slot = holding.get(random.nextInt(holding.size()));
-                List<String> merchants = List.copyOf(slot.held.values());
-                if (merchants.isEmpty()) {
+                List<Map.Entry<Long, String>> jobs = List.copyOf(slot.held.entrySet());
+                if (jobs.isEmpty()) {
                     return; // answered meanwhile
                 }
-                String merchant = merchants.get(random.nextInt(merchants.size()));
+                Map.Entry<Long, String> job = jobs.get(random.nextInt(jobs.size()));
+                String merchant = job.getValue();
                 // Past every lease's end by Redis's clock, while the JVMs' clocks and the holders' renewals go on as before:
                 // the next worker to ask is granted the lease at once, while its holder still runs.
                 Duration jump = Duration.ofSeconds(settings.ttl().toSeconds() + 1);
+                long at = System.currentTimeMillis();
                 clockRedis.moveClockForward(jump);
-                queue.publishAgain(merchant, "clock-jump-" + (clockJumps.size() + 1));
-                clockJumps.add(new ClockJump(merchant, slot.name(), System.currentTimeMillis()));
+                try {
+                    queue.publishAgain(merchant, "clock-jump-" + (clockJumps.size() + 1));
+                } catch (RuntimeException brokerAway) { // e.g. just restarted: the jump struck, with no second job to count
+                    struck(fault, "Redis's clock +" + jump.toSeconds() + " s, every lease ended; no second job for " + merchant + ": "
+                            + brokerAway.getMessage());
+                    return;
+                }
+                clockJumps.add(new ClockJump(merchant, slot.name(), job.getKey(), at));
                 struck(fault, "Redis's clock +" + jump.toSeconds() + " s, every lease ended; a second job for " + merchant + ", which "
                         + slot.name() + " holds");
             }

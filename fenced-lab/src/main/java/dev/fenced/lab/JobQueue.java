@@ -16,12 +16,14 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.stream.Collectors;
 import javax.sql.DataSource;
 
 /**
@@ -42,8 +44,8 @@ final class JobQueue implements AutoCloseable {
     private final Connection connection;
     private final JobStream stream;
     private final SettlementJobs jobs;
-    /** Jobs published and taken by the stream (not duplicates of one still there). */
-    private int published;
+    /** Jobs published and taken by the stream (not duplicates of one still there), by merchant. */
+    private final Map<String, Integer> published = new HashMap<>();
 
     private JobQueue(Connection connection, JobStream stream, SettlementJobs jobs) {
         this.connection = connection;
@@ -79,7 +81,7 @@ final class JobQueue implements AutoCloseable {
 
     private synchronized void count(SettlementJobs.Enqueued enqueued) {
         if (!enqueued.duplicate()) {
-            published++;
+            published.merge(enqueued.merchant(), 1, Integer::sum);
         }
     }
 
@@ -96,22 +98,38 @@ final class JobQueue implements AutoCloseable {
     /**
      * What became of the jobs, from the stream, its dead letters, its consumer and the workers' job
      * lines: published (a merchant's second jobs included), acked, dead-lettered, still queued or in
-     * progress, and lost: gone from the stream with neither an ack nor a dead letter.
+     * progress, and lost: gone from the stream with neither an ack nor a dead letter. Lost is counted
+     * per merchant, so that a job counted twice for one (acked, and still in the stream after its ack
+     * was lost) cannot hide another's loss.
      */
     synchronized ChaosReport.Jobs tally(Collection<String> merchants, List<EventLine> history) {
-        long ackedJobs = history.stream().filter(Events.ofJob(JobEvent.Type.ACKED)).map(EventLine.Job.class::cast)
-                .filter(job -> merchants.contains(job.merchant())).mapToLong(EventLine.Job::sequence).distinct().count();
+        Map<String, Long> ackedByMerchant = history.stream().filter(Events.ofJob(JobEvent.Type.ACKED)).map(EventLine.Job.class::cast)
+                .filter(job -> merchants.contains(job.merchant())).collect(Collectors.groupingBy(EventLine.Job::merchant,
+                        Collectors.mapping(EventLine.Job::sequence, Collectors.collectingAndThen(Collectors.toSet(), set -> (long) set.size()))));
         try {
             JetStreamManagement management = connection.jetStreamManagement();
             Map<String, Long> queued = subjects(management, stream.stream());
             Map<String, Long> dead = subjects(management, stream.deadStream());
             ConsumerInfo consumer = management.getConsumerInfo(stream.stream(), stream.consumer());
-            long deadJobs = merchants.stream().mapToLong(merchant -> dead.getOrDefault(stream.deadSubject(merchant), 0L)).sum();
-            long unfinished = merchants.stream().mapToLong(merchant -> queued.getOrDefault(stream.jobSubject(merchant), 0L)).sum();
-            long lost = Math.max(0, published - ackedJobs - deadJobs - unfinished);
+            long ackedJobs = 0;
+            long deadJobs = 0;
+            long unfinished = 0;
+            long lost = 0;
+            long publishedJobs = 0;
+            for (String merchant : merchants) {
+                long pub = published.getOrDefault(merchant, 0);
+                long acked = ackedByMerchant.getOrDefault(merchant, 0L);
+                long deadLettered = dead.getOrDefault(stream.deadSubject(merchant), 0L);
+                long stillQueued = queued.getOrDefault(stream.jobSubject(merchant), 0L);
+                publishedJobs += pub;
+                ackedJobs += acked;
+                deadJobs += deadLettered;
+                unfinished += stillQueued;
+                lost += Math.max(0, pub - acked - deadLettered - stillQueued);
+            }
             long deliveries = consumer.getDelivered().getConsumerSequence();
-            long deliveredJobs = published - consumer.getNumPending();
-            return new ChaosReport.Jobs(published, (int) ackedJobs, (int) deadJobs, Math.max(0, deliveries - deliveredJobs), deliveries,
+            long deliveredJobs = publishedJobs - consumer.getNumPending();
+            return new ChaosReport.Jobs((int) publishedJobs, (int) ackedJobs, (int) deadJobs, Math.max(0, deliveries - deliveredJobs), deliveries,
                     (int) unfinished, (int) lost);
         } catch (IOException | JetStreamApiException e) {
             throw new StoreUnavailableException("could not read the job stream " + stream.stream() + ": " + e.getMessage(), e);

@@ -18,7 +18,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
@@ -33,8 +34,9 @@ final class WorkerProcess implements AutoCloseable {
     private final String name;
     private final Process process;
     private final Writer stdin;
-    private final List<EventLine> events = new CopyOnWriteArrayList<>();
-    private final List<String> stderr = new CopyOnWriteArrayList<>();
+    /** Appended by a reader thread, read while it appends: a copy-on-write list would copy itself per line, quadratic in a long run. */
+    private final Queue<EventLine> events = new ConcurrentLinkedQueue<>();
+    private final Queue<String> stderr = new ConcurrentLinkedQueue<>();
     private final Consumer<EventLine> listener;
 
     private WorkerProcess(String name, Process process, Consumer<EventLine> listener) {
@@ -97,8 +99,9 @@ final class WorkerProcess implements AutoCloseable {
         return process.pid();
     }
 
+    /** The events so far, in order. */
     List<EventLine> events() {
-        return events;
+        return List.copyOf(events);
     }
 
     /** Sends a signal with the system's kill command: STOP, CONT or KILL. */
@@ -171,8 +174,8 @@ final class WorkerProcess implements AutoCloseable {
     }
 
     String stderrTail() {
-        int from = Math.max(0, stderr.size() - 5);
-        return stderr.isEmpty() ? "(no stderr)" : String.join(" | ", stderr.subList(from, stderr.size()));
+        List<String> lines = List.copyOf(stderr);
+        return lines.isEmpty() ? "(no stderr)" : String.join(" | ", lines.subList(Math.max(0, lines.size() - 5), lines.size()));
     }
 
     private void readLines(BufferedReader reader, boolean isStdout) {
