@@ -24,9 +24,7 @@ class LabInputTest {
         assertThat(run.stderr()).startsWith("fenced demo: ").contains("--speed");
         assertThat(CliRun.of("demo", "--speed", "0").stderr()).contains("--speed");
         CliRun provider = CliRun.of("demo", "--provider", "paypal");
-        assertThat(provider.exit()).isEqualTo(FencedCli.USAGE);
-        assertThat(provider.oneLineError()).as(provider.stderr()).isTrue();
-        assertThat(provider.stderr()).contains("--provider must be simulator or stripe, got paypal");
+        assertOneLineUsageError(provider, "--provider must be simulator or stripe, got paypal");
     }
 
     /** The lab worker's Stripe options go together, and a missing key is a usage error before anything connects. */
@@ -41,26 +39,18 @@ class LabInputTest {
         }
         CliRun noKey = CliRun.of("lab-settle", "--merchant", "m_1", "--db-url", "jdbc:postgresql://127.0.0.1:1/x", "--gateway-url",
                 "http://127.0.0.1:1", "--stripe-api-base", "http://127.0.0.1:1", "--stripe-charges", "/nonexistent/charges.csv");
-        assertThat(noKey.exit()).isEqualTo(FencedCli.USAGE);
-        assertThat(noKey.oneLineError()).as(noKey.stderr()).isTrue();
-        assertThat(noKey.stderr()).contains("needs the Stripe API key in FENCED_STRIPE_API_KEY");
+        assertOneLineUsageError(noKey, "needs the Stripe API key in FENCED_STRIPE_API_KEY");
     }
 
     /** key-expiry runs on its own, one refund in flight per job, and its control only with it: one line each, exit 2, before any server starts. */
     @Test
     void keyExpiryRunsAloneAndItsControlOnlyWithIt() {
         CliRun combined = CliRun.of("chaos", "--faults", "key-expiry,pause");
-        assertThat(combined.exit()).isEqualTo(FencedCli.USAGE);
-        assertThat(combined.oneLineError()).as(combined.stderr()).isTrue();
-        assertThat(combined.stderr()).contains("key-expiry runs on its own");
+        assertOneLineUsageError(combined, "key-expiry runs on its own");
         CliRun control = CliRun.of("chaos", "--faults", "pause", "--trust-keys");
-        assertThat(control.exit()).isEqualTo(FencedCli.USAGE);
-        assertThat(control.oneLineError()).as(control.stderr()).isTrue();
-        assertThat(control.stderr()).contains("--trust-keys is the control of --faults key-expiry");
+        assertOneLineUsageError(control, "--trust-keys is the control of --faults key-expiry");
         CliRun ahead = CliRun.of("chaos", "--faults", "key-expiry", "--concurrency", "2");
-        assertThat(ahead.exit()).isEqualTo(FencedCli.USAGE);
-        assertThat(ahead.oneLineError()).as(ahead.stderr()).isTrue();
-        assertThat(ahead.stderr()).contains("key-expiry runs with --concurrency 1");
+        assertOneLineUsageError(ahead, "key-expiry runs with --concurrency 1");
     }
 
     /** clock-jump's Redis is one server under libfaketime: not with the faults of a Sentinel group or a Cluster. */
@@ -68,9 +58,7 @@ class LabInputTest {
     void clockJumpIsNotWithTheSentinelsOrTheClustersFaults() {
         for (String other : new String[] {"failover", "cluster-failover"}) {
             CliRun run = CliRun.of("chaos", "--faults", "clock-jump," + other);
-            assertThat(run.exit()).isEqualTo(FencedCli.USAGE);
-            assertThat(run.oneLineError()).as(run.stderr()).isTrue();
-            assertThat(run.stderr()).contains("clock-jump runs on one Redis under libfaketime");
+            assertOneLineUsageError(run, "clock-jump runs on one Redis under libfaketime");
         }
     }
 
@@ -96,5 +84,12 @@ class LabInputTest {
     @Test
     void theLabsCommandsAreSummedUpInOneCompleteSentence() {
         assertThat(CommandSummaryTest.checkEverySummary()).contains("settle", "demo", "compare", "chaos").doesNotContain("lab-settle", "lab-worker");
+    }
+
+    /** Exit 2, one line on stderr, and it says {@code says}. */
+    private static void assertOneLineUsageError(CliRun run, String says) {
+        assertThat(run.exit()).as(run.stderr()).isEqualTo(FencedCli.USAGE);
+        assertThat(run.oneLineError()).as(run.stderr()).isTrue();
+        assertThat(run.stderr()).contains(says);
     }
 }
