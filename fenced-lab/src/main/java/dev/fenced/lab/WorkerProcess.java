@@ -61,7 +61,15 @@ final class WorkerProcess implements AutoCloseable {
 
     /** As {@link #start(String, List, Map)}, also handing every event to {@code listener} as it arrives, on a reader thread. */
     static WorkerProcess start(String name, List<String> args, Map<String, String> env, Consumer<EventLine> listener) {
-        List<String> command = new ArrayList<>();
+        return start(name, args, env, listener, List.of());
+    }
+
+    /**
+     * As {@link #start(String, List, Map, Consumer)}, the JVM started by {@code launcher} (e.g.
+     * {@code ip netns exec <namespace>}), which must exec it, so that signals reach the JVM itself.
+     */
+    static WorkerProcess start(String name, List<String> args, Map<String, String> env, Consumer<EventLine> listener, List<String> launcher) {
+        List<String> command = new ArrayList<>(launcher);
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.add("-XX:+UseSerialGC");
         command.add("-XX:TieredStopAtLevel=1");
