@@ -70,7 +70,11 @@ final class ChaosCommand implements Callable<Integer> {
             + " reference, not send them again)"
             + ", clock-jump (the run's Redis is one server under libfaketime, not with the four Sentinel faults or cluster-failover:"
             + " its clock steps forward past every lease and a second job is published for a merchant a worker holds, an early"
-            + " takeover; needs Debian's faketime) (default: all that fit --leases but cluster-failover, key-expiry and clock-jump)")
+            + " takeover; needs Debian's faketime), partition-redis, partition-db, partition-gateway, partition-nats (a worker's link"
+            + " to that server cut silently, packets dropped, one way or both, for 1.5 to 3.5 TTLs; from Redis, with a second job"
+            + " for a merchant it holds), isolate (every link of a worker cut both ways); with any of these five each worker runs in"
+            + " a network namespace of its own, which needs root and nftables (default: all that fit --leases but"
+            + " cluster-failover, key-expiry, clock-jump and the partitions)")
     List<String> faults;
 
     @Option(names = "--no-fence", description = "the negative control: the same run with fencing off must report violations")
@@ -131,6 +135,11 @@ final class ChaosCommand implements Callable<Integer> {
         Set<Fault> enabled = faults == null || faults.isEmpty() ? Fault.allFor(leases) : Fault.parse(faults, leases);
         if (enabled.contains(Fault.CLOCK_JUMP) && MovableClockRedis.libfaketime().isEmpty()) {
             throw new UsageException("clock-jump runs Redis under libfaketime, which is not installed (apt-get install faketime)");
+        }
+        if (Fault.partitioned(enabled)) {
+            WorkerNetworks.unavailable().ifPresent(why -> {
+                throw new UsageException("the partition faults run each worker in a network namespace: " + why);
+            });
         }
         if (enabled.contains(Fault.KEY_EXPIRY)) {
             // A worker that stops for the gateway's failures puts the rows it claimed ahead back to pending, keeping their

@@ -14,6 +14,7 @@ import dev.fenced.settlement.WebhookReceiver;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
+import java.net.URI;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -124,8 +125,8 @@ final class ChaosHarness {
             queue.publish(merchants);
             SecondDeployment second = settings.faults().contains(Fault.KEY_REUSE) ? SecondDeployment.start(postgres, env, settings, merchants,
                     broker.connection(), stream + "_K", this::record, this::say) : null;
-            try {
-                ChaosWorkers workers = new ChaosWorkers(settings, env, queue.stream(), this::record, this::say);
+            try (WorkerNetworks networks = Fault.partitioned(settings.faults()) ? WorkerNetworks.open() : null) {
+                ChaosWorkers workers = new ChaosWorkers(settings, env, queue.stream(), this::record, this::say, networks);
                 for (int i = 0; i < settings.workers(); i++) {
                     workers.start();
                 }
@@ -133,7 +134,10 @@ final class ChaosHarness {
                 awaitFirstJob(workers, second);
                 say(String.format("workers took their first jobs after %.1f s; faults strike for %d s", (System.currentTimeMillis() - start) / 1000.0,
                         settings.duration().toSeconds()));
-                FaultInjector faults = new FaultInjector(settings, leases, postgres.jdbcUrl(), gateway, broker, queue, this::say);
+                Map<Fault, Set<Integer>> links = Map.of(Fault.PARTITION_REDIS, leases.redisPorts(),
+                        Fault.PARTITION_DB, Set.of(URI.create(postgres.jdbcUrl().substring("jdbc:".length())).getPort()),
+                        Fault.PARTITION_GATEWAY, Set.of(URI.create(gateway.url()).getPort()), Fault.PARTITION_NATS, Set.of(URI.create(broker.url()).getPort()));
+                FaultInjector faults = new FaultInjector(settings, leases, postgres.jdbcUrl(), gateway, broker, queue, links, this::say);
                 if (second != null) {
                     faults.standing(Fault.KEY_REUSE);
                 }
@@ -169,6 +173,9 @@ final class ChaosHarness {
                 }
                 if (settings.faults().contains(Fault.CLOCK_JUMP)) {
                     told.put(Fault.CLOCK_JUMP, earlyTakeovers(faults.clockJumps()));
+                }
+                if (networks != null) {
+                    say("partitions made: " + faults.partitions().size());
                 }
                 ChaosReport report = report(db, journal, merchants, gateway, second, queue, faults, workers,
                         (System.currentTimeMillis() - start) / 1000.0, told);
@@ -374,7 +381,8 @@ final class ChaosHarness {
                 .check(deployments, gateway.url(), ledger, history, jobs);
         return new ChaosReport(settings.seed(), settings.fencing(), settings.trustKeys(), settings.tokenSource(), merchants.size(),
                 findings.refunds(), settings.workers(), settings.concurrency(), settings.gatewayLatency().toMillis(), workers.started(),
-                ledger.size(), settled(db, second), jobs, ChaosReport.faults(settings, injected, told), ChaosReport.operations(history),
+                ledger.size(), settled(db, second), jobs, ChaosReport.faults(settings, injected, told),
+                faults.partitions().stream().map(FaultInjector.Partition::describe).toList(), ChaosReport.operations(history),
                 findings.checks(), findings.violations(), findings.verdict(), seconds);
     }
 

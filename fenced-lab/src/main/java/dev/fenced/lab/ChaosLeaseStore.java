@@ -12,6 +12,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * The lease store a chaos run breaks: a Redis primary, replica and Sentinel (a Cluster with
@@ -73,6 +75,21 @@ final class ChaosLeaseStore implements AutoCloseable {
             env.put("FENCED_ETCD_URL", etcd.endpoints());
         }
         return env;
+    }
+
+    /** The ports of the run's Redis, every node and Sentinel: what a partition from Redis cuts. Empty without Redis. */
+    Set<Integer> redisPorts() {
+        Set<Integer> ports = new TreeSet<>();
+        if (redis instanceof EmbeddedRedisFailoverGroup group) {
+            ports.addAll(group.dataPorts());
+            ports.add(group.sentinelPort());
+        } else if (redis instanceof EmbeddedRedisCluster cluster) {
+            ports.addAll(cluster.ports());
+        }
+        if (clockRedis != null) {
+            ports.add(java.net.URI.create(clockRedis.uri()).getPort());
+        }
+        return ports;
     }
 
     /** For the run's opening line. */

@@ -24,15 +24,16 @@ import java.util.Map;
  * @param drained true when no refund was left pending or sending after the drain
  * @param jobs what became of the jobs on JetStream, in every deployment
  * @param faults each enabled fault, by its command-line name
+ * @param partitions each partition made, in order: worker, link, direction, when, how long
  * @param operations worker events (settlement events, then the fleet's answers to jobs) counted by type
  * @param checks each check and how many refunds break it
  * @param seconds how long the run took, drain included
  */
 @JsonPropertyOrder({"seed", "fencing", "trustKeys", "tokens", "merchants", "refunds", "workers", "concurrency", "gatewayLatencyMs",
-        "workerProcessesStarted", "gatewayRefunds", "drained", "jobs", "faults", "operations", "checks", "violations", "verdict", "seconds"})
+        "workerProcessesStarted", "gatewayRefunds", "drained", "jobs", "faults", "partitions", "operations", "checks", "violations", "verdict", "seconds"})
 record ChaosReport(long seed, boolean fencing, boolean trustKeys, String tokens, int merchants, int refunds, int workers, int concurrency, long gatewayLatencyMs,
                    int workerProcessesStarted, int gatewayRefunds, boolean drained, Jobs jobs, Map<String, Injected> faults,
-                   Map<String, Long> operations, Map<String, Long> checks, long violations, String verdict, double seconds) {
+                   List<String> partitions, Map<String, Long> operations, Map<String, Long> checks, long violations, String verdict, double seconds) {
     /** The event types the operations table counts, in its order. */
     private static final List<Type> OPERATIONS = List.of(Type.ACQUIRED, Type.BUSY, Type.CLAIMED, Type.GATEWAY, Type.CONFIRMED, Type.SKIPPED,
             Type.LEFT, Type.GATEWAY_DOWN, Type.VIOLATION, Type.FAILED, Type.LEASE_LOST, Type.ERROR, Type.DATABASE_WAIT);
@@ -42,6 +43,7 @@ record ChaosReport(long seed, boolean fencing, boolean trustKeys, String tokens,
 
     ChaosReport {
         faults = Collections.unmodifiableMap(new LinkedHashMap<>(faults));
+        partitions = List.copyOf(partitions);
         operations = Collections.unmodifiableMap(new LinkedHashMap<>(operations));
         checks = Collections.unmodifiableMap(new LinkedHashMap<>(checks));
     }
@@ -131,6 +133,10 @@ record ChaosReport(long seed, boolean fencing, boolean trustKeys, String tokens,
         out.append(String.format("jobs: %s%n%n", jobs));
         out.append(String.format("%-16s %s%n", "fault", "injected"));
         faults.forEach((k, v) -> out.append(String.format("%-16s %s%n", k, v)));
+        if (!partitions.isEmpty()) {
+            out.append(String.format("%npartitions%n"));
+            partitions.forEach(p -> out.append(String.format("  %s%n", p)));
+        }
         out.append(String.format("%n%-18s %s%n", "operation", "count"));
         operations.forEach((k, v) -> out.append(String.format("%-18s %s%n", k, v)));
         out.append(String.format("%n%-75s %s%n", "check", "violations"));

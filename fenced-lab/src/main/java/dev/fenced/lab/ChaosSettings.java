@@ -18,7 +18,8 @@ import java.util.Set;
  * @param tokens who issues the tokens, as {@code fenced worker --tokens} says
  * @param history where to write every worker event as JSON lines, or null
  * @param natsUrl the NATS with JetStream to use, or null for a {@code nats-server} of the run's own;
- *     ignored with {@link Fault#NATS_RESTART}, which needs a server the run can restart
+ *     ignored with {@link Fault#NATS_RESTART}, which needs a server the run can restart, and with
+ *     the {@link Fault#PARTITIONS}, whose workers reach only the machine's loopback
  * @param leases where the leases live: a Redis group, the database, a three-member etcd; with the
  *     last two, {@code tokens} is not used (the store issues its own)
  * @param keepBusy seed and publish another round of merchants whenever every refund is settled
@@ -47,6 +48,6 @@ record ChaosSettings(int merchants, int refunds, int workers, int jobs, int conc
 
     /** True when the run starts a {@code nats-server} of its own rather than use {@link #natsUrl()}. */
     boolean ownsBroker() {
-        return natsUrl == null || natsUrl.isBlank() || faults.contains(Fault.NATS_RESTART);
+        return natsUrl == null || natsUrl.isBlank() || faults.contains(Fault.NATS_RESTART) || Fault.partitioned(faults);
     }
 }

@@ -22,6 +22,8 @@ final class ChaosWorkers {
     /** One worker process and what the run knows of it. */
     static final class Slot {
         final WorkerProcess process;
+        /** The network namespace it runs in, whose links a partition cuts; null in a run without partitions. */
+        final WorkerNetworks.Namespace network;
         /** The jobs it received and has not answered yet: stream sequence to merchant. */
         final Map<Long, String> held = new ConcurrentHashMap<>();
         /** When a SIGSTOPped worker is due to be resumed; 0 when it runs. */
@@ -31,8 +33,9 @@ final class ChaosWorkers {
         /** Waiting at its in-claim breakpoint for a 'go' on stdin. */
         volatile boolean inClaim;
 
-        private Slot(WorkerProcess process) {
+        private Slot(WorkerProcess process, WorkerNetworks.Namespace network) {
             this.process = process;
+            this.network = network;
         }
 
         boolean paused() {
@@ -87,6 +90,7 @@ final class ChaosWorkers {
     private final String stream;
     private final Consumer<EventLine> listener;
     private final Consumer<String> say;
+    private final WorkerNetworks networks;
     private final Map<String, Slot> slots = new LinkedHashMap<>();
     private int started;
     /** Set when the faults stop: a claim that stops inside its transaction afterwards goes on at once. */
@@ -95,8 +99,11 @@ final class ChaosWorkers {
     /**
      * @param listener gets every line of every worker, on the worker's reader thread
      * @param say gets a line for every worker that exited without being killed, with the end of its stderr
+     * @param networks where each worker gets a network namespace of its own, or null to run them in this one
      */
-    ChaosWorkers(ChaosSettings settings, Map<String, String> env, String stream, Consumer<EventLine> listener, Consumer<String> say) {
+    ChaosWorkers(ChaosSettings settings, Map<String, String> env, String stream, Consumer<EventLine> listener, Consumer<String> say,
+                 WorkerNetworks networks) {
+        this.networks = networks;
         this.settings = settings;
         this.env = env;
         this.stream = stream;
@@ -142,6 +149,7 @@ final class ChaosWorkers {
     synchronized void start() {
         String name = "w" + (++started);
         Slot[] holder = new Slot[1]; // set microseconds after the start, long before the JVM prints its first job line
+        WorkerNetworks.Namespace network = networks == null ? null : networks.create(name);
         WorkerProcess process = WorkerProcess.start(name, args(settings, name, stream, settings.jobs()), env, line -> {
             if (holder[0] != null) {
                 holder[0].track(line);
@@ -150,8 +158,8 @@ final class ChaosWorkers {
                 }
             }
             listener.accept(line);
-        });
-        holder[0] = new Slot(process);
+        }, network == null ? List.of() : network.launcher());
+        holder[0] = new Slot(process, network);
         slots.put(name, holder[0]);
     }
 
@@ -189,6 +197,9 @@ final class ChaosWorkers {
                     say.accept(slot.name() + " exited with " + exit + ", replaced: " + slot.process.stderrTail());
                 }
                 slots.remove(slot.name());
+                if (slot.network != null) {
+                    slot.network.close();
+                }
                 start();
             }
         }

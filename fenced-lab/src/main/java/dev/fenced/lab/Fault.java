@@ -18,23 +18,33 @@ import java.util.Set;
  * those refunds' keys: it runs on its own, and only when named. {@link #CLOCK_JUMP} steps the clock
  * of the run's Redis forward (one server under libfaketime, so not with the Sentinel's or the
  * Cluster's faults) and publishes a second job for a merchant a worker holds: an early takeover
- * while the holder runs.
+ * while the holder runs. The {@link #PARTITIONS} cut a worker's links, each worker in a network
+ * namespace of its own ({@link WorkerNetworks}).
  */
 enum Fault {
     PAUSE, KILL, REDIS_RESTART, FLUSHALL, FAILOVER, LAGGING_FAILOVER, CLUSTER_FAILOVER, DB_KILL, GATEWAY, GATEWAY_OUTAGE,
-    GATEWAY_RESTART, KEY_REUSE, NATS_RESTART, STALLED_CLAIM, ETCD_LEADER_KILL, PROVIDER_NEWS, KEY_EXPIRY, CLOCK_JUMP;
+    GATEWAY_RESTART, KEY_REUSE, NATS_RESTART, STALLED_CLAIM, ETCD_LEADER_KILL, PROVIDER_NEWS, KEY_EXPIRY, CLOCK_JUMP,
+    PARTITION_REDIS, PARTITION_DB, PARTITION_GATEWAY, PARTITION_NATS, ISOLATE;
+
+    /**
+     * Faults that cut a worker's links silently ({@link WorkerNetworks}): one link, one way or both,
+     * or all of them both ways ({@link #ISOLATE}). A run with any of them starts every worker in a
+     * network namespace of its own, which needs root and nftables.
+     */
+    static final Set<Fault> PARTITIONS = EnumSet.of(PARTITION_REDIS, PARTITION_DB, PARTITION_GATEWAY, PARTITION_NATS, ISOLATE);
 
     /** Faults of a Redis behind a Sentinel; {@link #CLUSTER_FAILOVER} needs a Redis Cluster, so not in the same run. */
     static final Set<Fault> SENTINEL_ONLY = EnumSet.of(REDIS_RESTART, FLUSHALL, FAILOVER, LAGGING_FAILOVER);
     /** Faults of the run's Redis: only when the leases are in Redis. */
-    static final Set<Fault> REDIS_ONLY = EnumSet.of(REDIS_RESTART, FLUSHALL, FAILOVER, LAGGING_FAILOVER, CLUSTER_FAILOVER, CLOCK_JUMP);
+    static final Set<Fault> REDIS_ONLY = EnumSet.of(REDIS_RESTART, FLUSHALL, FAILOVER, LAGGING_FAILOVER, CLUSTER_FAILOVER, CLOCK_JUMP,
+            PARTITION_REDIS);
     /** Faults of the run's three-member etcd: only when the leases are in etcd. */
     static final Set<Fault> ETCD_ONLY = EnumSet.of(ETCD_LEADER_KILL);
 
     /**
      * Every fault of one run when none are named: all but the Cluster's, {@link #CLOCK_JUMP}'s (its
-     * Redis is one server under libfaketime) and {@link #KEY_EXPIRY}, which stretches a run by the
-     * gateway's key retention and runs alone.
+     * Redis is one server under libfaketime), {@link #KEY_EXPIRY}, which stretches a run by the
+     * gateway's key retention and runs alone, and the {@link #PARTITIONS}, which need root.
      */
     static Set<Fault> allOnSentinel() {
         return allFor(LeaseBackend.REDIS);
@@ -46,6 +56,7 @@ enum Fault {
         all.remove(CLUSTER_FAILOVER);
         all.remove(KEY_EXPIRY);
         all.remove(CLOCK_JUMP);
+        all.removeAll(PARTITIONS);
         if (leases != LeaseBackend.REDIS) {
             all.removeAll(REDIS_ONLY);
         }
@@ -75,6 +86,11 @@ enum Fault {
     /** Whether the run's Redis is one server whose clock {@link #CLOCK_JUMP} moves, rather than a Sentinel group. */
     static boolean onMovableClock(Set<Fault> faults) {
         return faults.contains(CLOCK_JUMP);
+    }
+
+    /** Whether the run's workers each run in a network namespace of their own, for a partition fault. */
+    static boolean partitioned(Set<Fault> faults) {
+        return faults.stream().anyMatch(PARTITIONS::contains);
     }
 
     /** Faults that strike all along rather than at drawn moments. */
@@ -109,7 +125,8 @@ enum Fault {
             } catch (IllegalArgumentException e) {
                 throw new UsageException("unknown fault '" + name + "'; use pause, kill, redis-restart, flushall, failover, lagging-failover,"
                         + " cluster-failover, db-kill, gateway, gateway-outage, gateway-restart, key-reuse, nats-restart, stalled-claim,"
-                        + " etcd-leader-kill, provider-news, key-expiry, clock-jump");
+                        + " etcd-leader-kill, provider-news, key-expiry, clock-jump, partition-redis, partition-db, partition-gateway,"
+                        + " partition-nats, isolate");
             }
         }
     }

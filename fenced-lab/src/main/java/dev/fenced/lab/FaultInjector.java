@@ -11,9 +11,11 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
@@ -24,7 +26,8 @@ import java.util.function.Supplier;
  * seconds of grants, the database's connections killed, a worker frozen inside its claim transaction, the gateway down
  * or restarted, the run's {@code nats-server} restarted on its file storage, the gateway's answers
  * lost and its lookups down until past its key retention, Redis's clock stepped forward and a second
- * job published for a merchant a worker holds), on a worker holding a job when there is one. Counts
+ * job published for a merchant a worker holds, a worker's link to one server or to all of them cut
+ * silently and healed after 1.5 to 3.5 TTLs), on a worker holding a job when there is one. Counts
  * what it injected. One Redis fault at a time: a failed-over primary comes back, empty, as a replica
  * before the next.
  */
@@ -53,6 +56,12 @@ final class FaultInjector {
     private final Consumer<String> say;
     private final long startedAt = System.currentTimeMillis();
     private final Map<Fault, Integer> injected = new EnumMap<>(Fault.class);
+    /** The ports of each link a partition fault cuts. */
+    private final Map<Fault, Set<Integer>> links;
+    /** The partitions made, in order, and the workers cut now with when each heals. */
+    private final List<Partition> partitions = new ArrayList<>();
+    private final Map<ChaosWorkers.Slot, Long> cutUntil = new HashMap<>();
+    private final Map<ChaosWorkers.Slot, Partition> cutBy = new HashMap<>();
     private long nextFaultAt;
     private int stoppedPort;
     /** The replica that must be primary before {@link #stoppedPort} comes back. */
@@ -80,11 +89,25 @@ final class FaultInjector {
     }
 
     /**
-     * @param queue where a clock-jump publishes a merchant's second job
+     * A partition: which link of which worker was cut, which way, when (seconds into the faults)
+     * and for how long, and what the worker held then.
+     */
+    record Partition(Fault fault, String worker, WorkerNetworks.Direction direction, double at, long millis, int jobsHeld) {
+        /** Its name in the report, e.g. {@code w3 redis both ways at 4.2 s for 2350 ms, holding 1 job}. */
+        String describe() {
+            String link = fault == Fault.ISOLATE ? "isolated from everything" : fault.label().substring("partition-".length()) + " " + direction;
+            return String.format("%s %s at %.1f s for %d ms, holding %d job%s", worker, link, at, millis, jobsHeld, jobsHeld == 1 ? "" : "s");
+        }
+    }
+
+    /**
+     * @param queue where a clock-jump and a partition from Redis publish a merchant's second job
+     * @param links the ports of each link a partition fault cuts, by fault
      * @param say gets one line per fault that struck: when, which, on which worker, how long
      */
     FaultInjector(ChaosSettings settings, ChaosLeaseStore leases, String dbUrl, ChaosGateway gateway, ChaosBroker broker, JobQueue queue,
-                  Consumer<String> say) {
+                  Map<Fault, Set<Integer>> links, Consumer<String> say) {
+        this.links = Map.copyOf(links);
         this.settings = settings;
         this.random = new Random(settings.seed());
         this.redis = leases.redis;
@@ -110,6 +133,7 @@ final class FaultInjector {
      * @param targets the workers a fault may hit, asked for only when one strikes
      */
     void tick(Supplier<List<ChaosWorkers.Slot>> targets) {
+        heal(false);
         endKeyExpiry(false);
         failOverToTheLaggingReplica(false);
         restartStoppedNode(false);
@@ -122,6 +146,7 @@ final class FaultInjector {
 
     /** The end of the faults: a node still down from a failover comes back now. */
     void stop() {
+        heal(true);
         endKeyExpiry(true);
         failOverToTheLaggingReplica(true);
         restartStoppedNode(true);
@@ -165,6 +190,28 @@ final class FaultInjector {
             etcd.restart(killedEtcdMember);
             killedEtcdMember = -1;
         }
+    }
+
+    /** Lifts the cuts whose time is up, or all of them {@code now}; a worker gone meanwhile took its namespace's cut with it. */
+    private void heal(boolean now) {
+        long time = System.currentTimeMillis();
+        cutUntil.entrySet().removeIf(cut -> {
+            if (!now && time < cut.getValue()) {
+                return false;
+            }
+            ChaosWorkers.Slot slot = cut.getKey();
+            Partition partition = cutBy.remove(slot);
+            if (slot.process.isAlive()) {
+                slot.network.heal();
+                say.accept(String.format("%6.1f s  %-15s %s healed", elapsed(), partition.fault().label(), slot.name()));
+            }
+            return true;
+        });
+    }
+
+    /** The partitions made, in order. */
+    List<Partition> partitions() {
+        return List.copyOf(partitions);
     }
 
     /** The clock-jumps that struck, in order. */
@@ -375,6 +422,48 @@ final class FaultInjector {
                 clockJumps.add(new ClockJump(merchant, slot.name(), job.getKey(), at));
                 struck(fault, "Redis's clock +" + jump.toSeconds() + " s, every lease ended; a second job for " + merchant + ", which "
                         + slot.name() + " holds");
+            }
+            case PARTITION_REDIS, PARTITION_DB, PARTITION_GATEWAY, PARTITION_NATS, ISOLATE -> {
+                List<ChaosWorkers.Slot> uncut = live.stream().filter(slot -> slot.network != null && !cutUntil.containsKey(slot)).toList();
+                if (uncut.isEmpty()) {
+                    return;
+                }
+                ChaosWorkers.Slot slot = uncut.get(random.nextInt(uncut.size()));
+                WorkerNetworks.Direction direction = fault == Fault.ISOLATE ? WorkerNetworks.Direction.BOTH
+                        : WorkerNetworks.Direction.values()[random.nextInt(WorkerNetworks.Direction.values().length)];
+                // Past the holder's lease and AckWait, as a pause: its lease ends while it runs, cut off.
+                long millis = (long) (settings.ttl().toMillis() * (1.5 + random.nextDouble() * 2));
+                List<String> held = List.copyOf(slot.held.values());
+                try {
+                    if (fault == Fault.ISOLATE) {
+                        slot.network.isolate();
+                    } else {
+                        slot.network.cut(links.get(fault), direction);
+                    }
+                } catch (RuntimeException e) {
+                    if (slot.process.isAlive()) {
+                        throw e;
+                    }
+                    return; // it died since it was picked, and its namespace went with it
+                }
+                cutUntil.put(slot, System.currentTimeMillis() + millis);
+                Partition partition = new Partition(fault, slot.name(), direction, elapsed(), millis, held.size());
+                partitions.add(partition);
+                cutBy.put(slot, partition);
+                String second = "";
+                if (fault == Fault.PARTITION_REDIS && !held.isEmpty()) {
+                    // Its lease runs out while it still reaches the database and the gateway; JetStream keeps its job with it,
+                    // so the takeover a partition invites needs a second job for the merchant, as a second batch would bring.
+                    String merchant = held.get(random.nextInt(held.size()));
+                    try {
+                        queue.publishAgain(merchant, "partition-" + partitions.size());
+                        second = "; a second job for " + merchant;
+                    } catch (RuntimeException brokerAway) {
+                        second = "; no second job for " + merchant + ": " + brokerAway.getMessage();
+                    }
+                }
+                struck(fault, partition.describe() + " (ports " + (fault == Fault.ISOLATE ? "all" : new java.util.TreeSet<>(links.get(fault)))
+                        + ")" + second);
             }
             case NATS_RESTART -> {
                 long start = System.currentTimeMillis();

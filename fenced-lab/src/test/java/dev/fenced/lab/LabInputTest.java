@@ -62,6 +62,15 @@ class LabInputTest {
         }
     }
 
+    /** A partition from Redis needs the leases in Redis; a misspelt partition fault names the five that exist. */
+    @Test
+    void partitionFaultsAreCheckedBeforeAnythingStarts() {
+        assertOneLineUsageError(CliRun.of("chaos", "--faults", "partition-redis", "--leases", "database"),
+                "partition-redis strikes Redis: not with --leases database");
+        assertOneLineUsageError(CliRun.of("chaos", "--faults", "partition-postgres"),
+                "partition-redis, partition-db, partition-gateway, partition-nats, isolate");
+    }
+
     /** The hidden worker commands are not offered to a user who mistypes a command. */
     @Test
     void anUnknownCommandListsTheLabsCommandsButNotItsWorkers() {

@@ -133,17 +133,20 @@ class ReportJsonTest {
                 EnumSet.of(Fault.PAUSE, Fault.GATEWAY, Fault.NATS_RESTART), true, dev.fenced.redis.TokenIssuer.EPOCHS, null, null, dev.fenced.cli.LeaseBackend.REDIS, false, false);
         List<EventLine> history = List.of(event(Type.ACQUIRED, "w1", null, 1, null, 0), event(Type.LEASE_LOST, "w1", null, 1, null, 5));
         ChaosReport report = new ChaosReport(7, true, false, "redis", 2, 20, 2, 1, 50, 3, 20, true, new ChaosReport.Jobs(2, 1, 1, 3, 5, 0, 0),
-                ChaosReport.faults(settings, Map.of(Fault.PAUSE, 4, Fault.NATS_RESTART, 1)), ChaosReport.operations(history),
+                ChaosReport.faults(settings, Map.of(Fault.PAUSE, 4, Fault.NATS_RESTART, 1)),
+                List.of("w2 redis both ways at 1.5 s for 2300 ms, holding 1 job"), ChaosReport.operations(history),
                 Map.of("refunds created more than once at the gateway", 0L), 0, "exactly once: no violation", 12.5);
         JsonNode json = JSON.valueToTree(report);
 
         assertThat(fieldNames(json)).containsExactly("seed", "fencing", "trustKeys", "tokens", "merchants", "refunds", "workers", "concurrency",
-                "gatewayLatencyMs", "workerProcessesStarted", "gatewayRefunds", "drained", "jobs", "faults", "operations", "checks", "violations",
+                "gatewayLatencyMs", "workerProcessesStarted", "gatewayRefunds", "drained", "jobs", "faults", "partitions", "operations", "checks",
+                "violations",
                 "verdict", "seconds");
         assertThat(fieldNames(json.get("jobs"))).containsExactly("published", "acked", "deadLettered", "redelivered", "deliveries",
                 "unfinished", "lost");
         assertThat(json.get("jobs").get("redelivered").asLong()).isEqualTo(3);
         assertThat(json.get("verdict").asText()).isEqualTo("exactly once: no violation");
+        assertThat(json.get("partitions").get(0).asText()).isEqualTo("w2 redis both ways at 1.5 s for 2300 ms, holding 1 job");
         assertThat(fieldNames(json.get("faults"))).containsExactly("pause", "gateway", "nats-restart");
         assertThat(json.get("faults").get("nats-restart").asInt()).isEqualTo(1);
         assertThat(json.get("faults").get("pause").isInt()).isTrue();
