@@ -73,7 +73,8 @@ final class ChaosCommand implements Callable<Integer> {
             + " takeover; needs Debian's faketime), partition-redis, partition-db, partition-gateway, partition-nats (a worker's link"
             + " to that server cut silently, packets dropped, one way or both, for 1.5 to 3.5 TTLs; from Redis, with a second job"
             + " for a merchant it holds), isolate (every link of a worker cut both ways); with any of these five each worker runs in"
-            + " a network namespace of its own, which needs root and nftables (default: all that fit --leases but"
+            + " a network namespace of its own, which needs root and nftables, and the run starts a nats-server of its own"
+            + " whatever --nats-url says (default: all that fit --leases but"
             + " cluster-failover, key-expiry, clock-jump and the partitions)")
     List<String> faults;
 

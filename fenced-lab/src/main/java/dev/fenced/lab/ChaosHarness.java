@@ -134,7 +134,8 @@ final class ChaosHarness {
                 awaitFirstJob(workers, second);
                 say(String.format("workers took their first jobs after %.1f s; faults strike for %d s", (System.currentTimeMillis() - start) / 1000.0,
                         settings.duration().toSeconds()));
-                Map<Fault, Set<Integer>> links = Map.of(Fault.PARTITION_REDIS, leases.redisPorts(),
+                // A partitioned run's servers are all its own, on loopback: their URLs are the run's, never a user's.
+                Map<Fault, Set<Integer>> links = networks == null ? Map.of() : Map.of(Fault.PARTITION_REDIS, leases.redisPorts(),
                         Fault.PARTITION_DB, Set.of(URI.create(postgres.jdbcUrl().substring("jdbc:".length())).getPort()),
                         Fault.PARTITION_GATEWAY, Set.of(URI.create(gateway.url()).getPort()), Fault.PARTITION_NATS, Set.of(URI.create(broker.url()).getPort()));
                 FaultInjector faults = new FaultInjector(settings, leases, postgres.jdbcUrl(), gateway, broker, queue, links, this::say);

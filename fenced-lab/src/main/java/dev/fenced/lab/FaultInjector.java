@@ -202,8 +202,15 @@ final class FaultInjector {
             ChaosWorkers.Slot slot = cut.getKey();
             Partition partition = cutBy.remove(slot);
             if (slot.process.isAlive()) {
-                slot.network.heal();
-                say.accept(String.format("%6.1f s  %-15s %s healed", elapsed(), partition.fault().label(), slot.name()));
+                try {
+                    slot.network.heal();
+                    say.accept(String.format("%6.1f s  %-15s %s healed", elapsed(), partition.fault().label(), slot.name()));
+                } catch (RuntimeException e) {
+                    // Never left cut: killed, it is replaced in a namespace of its own, and JetStream redelivers its jobs.
+                    slot.process.signal("KILL");
+                    say.accept(String.format("%6.1f s  %-15s %s could not be healed, killed: %s", elapsed(), partition.fault().label(),
+                            slot.name(), e.getMessage()));
+                }
             }
             return true;
         });
@@ -441,10 +448,10 @@ final class FaultInjector {
                         slot.network.cut(links.get(fault), direction);
                     }
                 } catch (RuntimeException e) {
-                    if (slot.process.isAlive()) {
-                        throw e;
+                    if (slot.process.isAlive()) { // else it died since it was picked, and its namespace went with it
+                        say.accept(String.format("%6.1f s  %-15s not struck on %s: %s", elapsed(), fault.label(), slot.name(), e.getMessage()));
                     }
-                    return; // it died since it was picked, and its namespace went with it
+                    return;
                 }
                 cutUntil.put(slot, System.currentTimeMillis() + millis);
                 Partition partition = new Partition(fault, slot.name(), direction, elapsed(), millis, held.size());

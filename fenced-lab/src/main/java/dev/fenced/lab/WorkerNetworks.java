@@ -29,9 +29,12 @@ import java.util.stream.Collectors;
  * namespace that drops what goes to, or comes from, the host's end of its pair on the link's
  * ports: only addresses of namespaces this run made are touched, never the machine's own network.
  *
- * <p>Needs root, iproute2's {@code ip} and {@code nft} (Debian: nftables). Namespaces are named
- * {@code fenced-<pid>-<n>} and the host's table {@code fenced_<pid>} (pid in base 36), shared by
- * every run of this JVM; those of a JVM that died without closing them are removed by the next.
+ * <p>Needs root with the capabilities to make namespaces, iproute2's {@code ip} and {@code nft}
+ * (Debian: nftables). Namespaces are named {@code fenced-chaos-<pid>-<n>} and the host's table
+ * {@code fenced_chaos_<pid>} (pid in base 36), shared by every run of this JVM; those of a JVM that
+ * is gone are removed by the next run (by pid: runs in separate pid namespaces that share one network
+ * namespace would take each other's for dead). Nothing checks that 10.201.0.0/16 is free on the
+ * machine beyond the address of each /30 made.
  */
 final class WorkerNetworks implements AutoCloseable {
     /** Which way a cut drops packets. */
@@ -51,10 +54,15 @@ final class WorkerNetworks implements AutoCloseable {
     }
 
     private static final String PID = Long.toString(ProcessHandle.current().pid(), 36);
-    /** Interface names: {@code f<pid>h<n>} on the host, {@code f<pid>n<n>} in the namespace; at most 11 of Linux's 15 characters. */
-    private static final String INTERFACES = "f" + PID;
-    private static final String HOST_TABLE = "fenced_" + PID;
-    private static final String NAMESPACES = "fenced-" + PID + "-";
+    /**
+     * Interface names: {@code fc<pid>-h<n>} on the host, {@code fc<pid>-n<n>} in the namespace, at most 12 of Linux's 15
+     * characters; the dash, which base 36 has not, keeps one JVM's names and wildcard apart from another's.
+     */
+    private static final String INTERFACES = "fc" + PID + "-";
+    private static final String TABLES = "fenced_chaos_";
+    private static final String HOST_TABLE = TABLES + PID;
+    private static final String NAMESPACES_PREFIX = "fenced-chaos-";
+    private static final String NAMESPACES = NAMESPACES_PREFIX + PID + "-";
     /** /30 blocks in 10.201.0.0/16; a JVM starts at a block drawn from its pid, so that two runs on one machine rarely meet. */
     private static final int BLOCKS = 16_384;
     private static final AtomicInteger NEXT = new AtomicInteger((int) (ProcessHandle.current().pid() * 64 % BLOCKS));
@@ -78,7 +86,15 @@ final class WorkerNetworks implements AutoCloseable {
                 return Optional.of("'" + tool + "' is not installed (Debian: apt-get install " + (tool.equals("ip") ? "iproute2" : "nftables") + ")");
             }
         }
-        return Optional.empty();
+        // Root without CAP_SYS_ADMIN or CAP_NET_ADMIN (a container's) cannot: try, before any server starts.
+        String probe = NAMESPACES + "probe";
+        Outcome made = execute("ip netns add " + probe, null, List.of("ip", "netns", "add", probe));
+        runQuietly("ip", "netns", "del", probe);
+        if (made.exit() != 0) {
+            return Optional.of("'ip netns add' failed: " + made.output().strip());
+        }
+        Outcome tables = execute("nft list tables", null, List.of("nft", "list", "tables"));
+        return tables.exit() == 0 ? Optional.empty() : Optional.of("'nft list tables' failed: " + tables.output().strip());
     }
 
     private static boolean root() {
@@ -89,13 +105,14 @@ final class WorkerNetworks implements AutoCloseable {
         }
     }
 
+    /** On the PATH, which is where this class starts it from. */
     private static boolean onPath(String tool) {
-        for (String dir : System.getenv().getOrDefault("PATH", "/usr/sbin:/usr/bin:/sbin:/bin").split(":")) {
-            if (new File(dir, tool).canExecute()) {
+        for (String dir : System.getenv().getOrDefault("PATH", "").split(":")) {
+            if (!dir.isEmpty() && new File(dir, tool).canExecute()) {
                 return true;
             }
         }
-        return new File("/usr/sbin", tool).canExecute() || new File("/sbin", tool).canExecute();
+        return false;
     }
 
     /** Opens the run's networks: the host's table, made by the first run of this JVM, after removing what dead JVMs left. */
@@ -151,13 +168,14 @@ final class WorkerNetworks implements AutoCloseable {
     private static void removeLeftovers() {
         for (String line : run("ip netns list", null, "ip", "netns", "list").split("\n")) {
             String name = line.split(" ")[0];
-            if (name.startsWith("fenced-") && name.chars().filter(c -> c == '-').count() == 2 && dead(name.split("-")[1])) {
+            String[] parts = name.startsWith(NAMESPACES_PREFIX) ? name.substring(NAMESPACES_PREFIX.length()).split("-") : new String[0];
+            if (parts.length == 2 && dead(parts[0])) {
                 runQuietly("ip", "netns", "del", name);
             }
         }
         for (String line : run("nft list tables", null, "nft", "list", "tables").split("\n")) {
             String[] words = line.trim().split(" ");
-            if (words.length == 3 && words[1].equals("ip") && words[2].startsWith("fenced_") && dead(words[2].substring("fenced_".length()))) {
+            if (words.length == 3 && words[1].equals("ip") && words[2].startsWith(TABLES) && dead(words[2].substring(TABLES.length()))) {
                 runQuietly("nft", "delete", "table", "ip", words[2]);
             }
         }
@@ -194,7 +212,9 @@ final class WorkerNetworks implements AutoCloseable {
         private int setUp() {
             String script = String.join("\n",
                     "set -e",
-                    "if ip -o -4 addr show | grep -qF ' " + hostAddress + "/'; then exit " + ADDRESS_TAKEN + "; fi",
+                    // Taken: by another run's /30, or by a network of the machine's own that a route of ours would shadow.
+                    "if ip -o -4 addr show | grep -qF ' " + hostAddress + "/' || ip -4 route show to match " + hostAddress
+                            + " | grep -qv '^default'; then exit " + ADDRESS_TAKEN + "; fi",
                     "ip netns add " + name,
                     "ip link add " + hostSide + " type veth peer name " + workerSide,
                     "ip link set " + workerSide + " netns " + name,
@@ -203,6 +223,8 @@ final class WorkerNetworks implements AutoCloseable {
                     "echo 1 > /proc/sys/net/ipv4/conf/" + hostSide + "/route_localnet",
                     "ip link set " + hostSide + " up",
                     "ip -n " + name + " link set lo up",
+                    // IPv4 only inside: 'localhost' must not resolve to a ::1 that is neither carried to the host nor cut.
+                    "ip netns exec " + name + " sh -c 'f=/proc/sys/net/ipv6/conf/all/disable_ipv6; if [ -e $f ]; then echo 1 > $f; fi'",
                     "ip -n " + name + " addr add " + workerAddress + "/30 dev " + workerSide,
                     "ip -n " + name + " link set " + workerSide + " up",
                     // Loopback-sourced packets leave the namespace: route_localnet there too, then masquerade gives them its address.
