@@ -33,8 +33,11 @@ public final class PostgresPair implements AutoCloseable {
 
     private final Path bin;
     private final Path base;
-    private final int primaryPort;
-    private final int replicaPort;
+    /** Which node is which: they trade places when {@link #rebuildReplica()} makes the crashed primary a replica of the promoted one. */
+    private volatile int primaryPort;
+    private volatile int replicaPort;
+    private volatile Path primaryDir;
+    private volatile Path replicaDir;
     private final boolean synchronous;
     private long frozenSender;
 
@@ -43,6 +46,8 @@ public final class PostgresPair implements AutoCloseable {
         this.base = base;
         this.primaryPort = primaryPort;
         this.replicaPort = replicaPort;
+        this.primaryDir = base.resolve("primary");
+        this.replicaDir = base.resolve("replica");
         this.synchronous = synchronous;
     }
 
@@ -92,8 +97,8 @@ public final class PostgresPair implements AutoCloseable {
         if (asRoot()) {
             run(List.of("chown", "postgres:postgres", base.toString()), false);
         }
-        Path primary = base.resolve("primary");
-        Path replica = base.resolve("replica");
+        Path primary = primaryDir;
+        Path replica = replicaDir;
         run(List.of(bin.resolve("initdb").toString(), "-D", primary.toString(), "-U", "postgres", "--auth=trust", "-E", "UTF8",
                 "--no-sync"), true);
         append(primary.resolve("postgresql.conf"), "port = " + primaryPort + "\n"
@@ -125,8 +130,74 @@ public final class PostgresPair implements AutoCloseable {
 
     /** Both servers, for clients that follow a failover: the driver connects to whichever is primary. */
     public String followingUrl() {
-        return "jdbc:postgresql://127.0.0.1:" + primaryPort + ",127.0.0.1:" + replicaPort
-                + "/postgres?user=postgres&targetServerType=primary&connectTimeout=5&socketTimeout=30";
+        return followingUrl("postgres") + "&socketTimeout=30";
+    }
+
+    /**
+     * Both servers' {@code database}, for clients that follow a failover, with no socket timeout of
+     * its own: a client's own bound (a pool's {@code socketTimeout} property) applies.
+     */
+    public String followingUrl(String database) {
+        int low = Math.min(primaryPort, replicaPort);
+        int high = Math.max(primaryPort, replicaPort);
+        return "jdbc:postgresql://127.0.0.1:" + low + ",127.0.0.1:" + high + "/" + database
+                + "?user=postgres&targetServerType=primary&connectTimeout=5";
+    }
+
+    /** Both servers' ports, whichever is primary now. */
+    public List<Integer> ports() {
+        return List.of(primaryPort, replicaPort);
+    }
+
+    /**
+     * After {@link #crashPrimary()} and {@link #promoteReplica()}: the crashed primary, wiped, comes
+     * back as a streaming replica of the promoted one ({@code pg_basebackup -R}), and the two trade
+     * places, so that the pair can fail over again. While the new replica is made, the promoted
+     * primary commits without waiting for a standby; once it streams, a synchronous pair waits again.
+     */
+    public void rebuildReplica() {
+        Path promoted = replicaDir;
+        Path crashed = primaryDir;
+        int promotedPort = replicaPort;
+        int crashedPort = primaryPort;
+        execute(url(promotedPort), "ALTER SYSTEM SET synchronous_standby_names = ''");
+        execute(url(promotedPort), "SELECT pg_reload_conf()");
+        deleteTree(crashed);
+        // A fast checkpoint: the default spreads it over minutes once the server has written anything.
+        run(List.of(bin.resolve("pg_basebackup").toString(), "-h", "127.0.0.1", "-p", Integer.toString(promotedPort), "-U", "postgres",
+                "-D", crashed.toString(), "-R", "-X", "stream", "-c", "fast", "--no-sync"), true);
+        try {
+            append(crashed.resolve("postgresql.conf"), "port = " + crashedPort + "\n"
+                    + "cluster_name = '" + REPLICA_NAME + "'\n");
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not configure the rebuilt replica", e);
+        }
+        pgCtl(crashed, "start");
+        primaryDir = promoted;
+        primaryPort = promotedPort;
+        replicaDir = crashed;
+        replicaPort = crashedPort;
+        if (synchronous) {
+            execute(primaryUrl(), "ALTER SYSTEM SET synchronous_standby_names = '" + REPLICA_NAME + "'");
+            execute(primaryUrl(), "SELECT pg_reload_conf()");
+        }
+        awaitStreaming();
+    }
+
+    private static void execute(String url, String sql) {
+        try (Connection connection = DriverManager.getConnection(url); Statement statement = connection.createStatement()) {
+            statement.execute(sql);
+        } catch (SQLException e) {
+            throw new IllegalStateException(sql + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    private static void deleteTree(Path dir) {
+        try (Stream<Path> files = Files.walk(dir)) {
+            files.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not delete " + dir, e);
+        }
     }
 
     private static String url(int port) {
@@ -179,12 +250,12 @@ public final class PostgresPair implements AutoCloseable {
             run(List.of("kill", "-KILL", Long.toString(frozenSender)), false);
             frozenSender = 0;
         }
-        pgCtl(base.resolve("primary"), "stop", "-m", "immediate");
+        pgCtl(primaryDir, "stop", "-m", "immediate");
     }
 
     /** Promotes the replica and returns once it accepts writes. */
     public void promoteReplica() {
-        pgCtl(base.resolve("replica"), "promote");
+        pgCtl(replicaDir, "promote");
     }
 
     /** How many sessions on the primary wait for the synchronous standby to confirm their commit. */
