@@ -7,6 +7,7 @@ import dev.fenced.cli.Connections;
 import dev.fenced.cli.LeaseBackend;
 import dev.fenced.cli.Progress;
 import dev.fenced.embedded.MovableClockRedis;
+import dev.fenced.embedded.PostgresPair;
 import dev.fenced.cli.ProgressOptions;
 import dev.fenced.fleet.Broker;
 import dev.fenced.fleet.FleetWorker;
@@ -75,7 +76,10 @@ final class ChaosCommand implements Callable<Integer> {
             + " for a merchant it holds), isolate (every link of a worker cut both ways); with any of these five each worker runs in"
             + " a network namespace of its own, which needs root and nftables, and the run starts a nats-server of its own"
             + " whatever --nats-url says (default: all that fit --leases but"
-            + " cluster-failover, key-expiry, clock-jump and the partitions)")
+            + " cluster-failover, key-expiry, clock-jump and the partitions), db-failover (the run's PostgreSQL is a primary and a"
+            + " synchronous streaming replica: the WAL sender is frozen and a holder paused, the primary crashes 3 TTLs later and the"
+            + " replica is promoted, the workers follow through a URL naming both; the old primary comes back as the new replica;"
+            + " needs the PostgreSQL server's binaries; --async-replication is its control)")
     List<String> faults;
 
     @Option(names = "--no-fence", description = "the negative control: the same run with fencing off must report violations")
@@ -84,6 +88,11 @@ final class ChaosCommand implements Callable<Integer> {
     @Option(names = "--trust-keys", description = "with --faults key-expiry, its negative control: the workers take the gateway's keys"
             + " to last a day, send the refunds whose answers were lost again under keys it forgot, and must pay twice")
     boolean trustKeys;
+
+    @Option(names = "--async-replication", description = "with --faults db-failover, its negative control: the database's replica"
+            + " streams asynchronously, so a promoted replica can lack fences the old primary acknowledged, and a stale holder's"
+            + " writes are taken")
+    boolean asyncReplication;
 
     @Option(names = "--keep-busy", description = "whenever every refund is settled and faults are left to strike, seed and publish"
             + " another round of --merchants new merchants of --refunds each: a long run's faults meet work all along")
@@ -151,12 +160,19 @@ final class ChaosCommand implements Callable<Integer> {
             }
             concurrency = 1;
         }
+        if (asyncReplication && !enabled.contains(Fault.DB_FAILOVER)) {
+            throw new UsageException("--async-replication is the control of --faults db-failover: name that fault");
+        }
+        if (enabled.contains(Fault.DB_FAILOVER) && PostgresPair.binaries().isEmpty()) {
+            throw new UsageException("db-failover runs a PostgreSQL primary and replica from the server's own binaries, which are not"
+                    + " installed (apt-get install postgresql)");
+        }
         if (trustKeys && !enabled.contains(Fault.KEY_EXPIRY)) {
             throw new UsageException("--trust-keys is the control of --faults key-expiry: not without it");
         }
         long chosenSeed = seed != null ? seed : new java.security.SecureRandom().nextLong();
         ChaosSettings settings = new ChaosSettings(merchants, refunds, workers, jobs, concurrency, gatewayLatency, duration, ttl, chosenSeed,
-                enabled, !noFence, tokens, history, natsUrl, leases, trustKeys, keepBusy);
+                enabled, !noFence, tokens, history, natsUrl, leases, trustKeys, keepBusy, asyncReplication);
         ChaosReport report;
         // With keep-busy the rounds are told on stderr as they come; a count of the first round's refunds would stop at 100 %.
         try (Progress progress = keepBusy ? Progress.off() : progressOptions.start("chaos", ChaosHarness.refundsToSettle(settings), "refunds settled")) {

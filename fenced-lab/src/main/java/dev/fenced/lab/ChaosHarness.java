@@ -4,7 +4,6 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.fenced.cli.Connections;
 import dev.fenced.cli.EventCodec;
 import dev.fenced.cli.EventLine;
-import dev.fenced.embedded.EmbeddedPostgresServer;
 import dev.fenced.fleet.JobEvent;
 import dev.fenced.provider.GatewayRefund;
 import dev.fenced.gateway.WebhookStats;
@@ -100,10 +99,10 @@ final class ChaosHarness {
         Path ledger = Files.createTempDirectory("fenced-chaos").resolve("gateway-ledger.jsonl");
         try (ChaosBroker broker = ChaosBroker.start(settings);
              ChaosLeaseStore leases = ChaosLeaseStore.start(settings);
-             EmbeddedPostgresServer postgres = EmbeddedPostgresServer.start(); HikariDataSource db = Connections.database(postgres.jdbcUrl(), 3);
+             ChaosDatabase postgres = ChaosDatabase.start(settings); HikariDataSource db = Connections.database(postgres.jdbcUrl(), 3);
              LabWebhooks news = settings.faults().contains(Fault.PROVIDER_NEWS) ? LabWebhooks.start(db) : null;
              ChaosGateway gateway = ChaosGateway.start(settings, ledger, news == null ? null : news.url())) {
-            say("jobs on JetStream, on " + broker.describe() + "; " + leases.describe());
+            say("jobs on JetStream, on " + broker.describe() + "; " + leases.describe() + "; " + postgres.describe());
             return run(broker, leases, postgres, db, gateway, news);
         } finally {
             Files.deleteIfExists(ledger);
@@ -111,7 +110,7 @@ final class ChaosHarness {
         }
     }
 
-    private ChaosReport run(ChaosBroker broker, ChaosLeaseStore leases, EmbeddedPostgresServer postgres, HikariDataSource db,
+    private ChaosReport run(ChaosBroker broker, ChaosLeaseStore leases, ChaosDatabase postgres, HikariDataSource db,
                             ChaosGateway gateway, LabWebhooks news) throws SQLException {
         List<String> merchants = seed(db, 1);
         String stream = JobQueue.uniqueName();
@@ -136,9 +135,9 @@ final class ChaosHarness {
                         settings.duration().toSeconds()));
                 // A partitioned run's servers are all its own, on loopback: their URLs are the run's, never a user's.
                 Map<Fault, Set<Integer>> links = networks == null ? Map.of() : Map.of(Fault.PARTITION_REDIS, leases.redisPorts(),
-                        Fault.PARTITION_DB, Set.of(URI.create(postgres.jdbcUrl().substring("jdbc:".length())).getPort()),
+                        Fault.PARTITION_DB, postgres.ports(),
                         Fault.PARTITION_GATEWAY, Set.of(URI.create(gateway.url()).getPort()), Fault.PARTITION_NATS, Set.of(URI.create(broker.url()).getPort()));
-                FaultInjector faults = new FaultInjector(settings, leases, postgres.jdbcUrl(), gateway, broker, queue, links, this::say);
+                FaultInjector faults = new FaultInjector(settings, leases, postgres, gateway, broker, queue, links, this::say);
                 if (second != null) {
                     faults.standing(Fault.KEY_REUSE);
                 }
@@ -359,7 +358,7 @@ final class ChaosHarness {
     }
 
     /** The settlement journal's store: a second database on the embedded server. */
-    private static String journalDatabase(EmbeddedPostgresServer postgres) throws SQLException {
+    private static String journalDatabase(ChaosDatabase postgres) throws SQLException {
         try (java.sql.Connection c = java.sql.DriverManager.getConnection(postgres.jdbcUrl()); java.sql.Statement s = c.createStatement()) {
             s.execute("CREATE DATABASE chaos_journal");
         }

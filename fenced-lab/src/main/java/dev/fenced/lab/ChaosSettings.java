@@ -26,14 +26,19 @@ import java.util.Set;
  *     before the faults end, so that a long run's faults meet work all along
  * @param trustKeys the negative control of {@link Fault#KEY_EXPIRY}: the workers are told the
  *     gateway keeps keys a day (the default), not the run's {@link ChaosGateway#KEY_RETENTION}
+ * @param asyncReplication the negative control of {@link Fault#DB_FAILOVER}: the database's replica
+ *     streams asynchronously, so a promoted replica can lack what the old primary acknowledged
  */
 record ChaosSettings(int merchants, int refunds, int workers, int jobs, int concurrency, Duration gatewayLatency, Duration duration,
                      Duration ttl, long seed, Set<Fault> faults, boolean fencing, TokenIssuer tokens, Path history,
-                     String natsUrl, LeaseBackend leases, boolean trustKeys, boolean keepBusy) {
+                     String natsUrl, LeaseBackend leases, boolean trustKeys, boolean keepBusy, boolean asyncReplication) {
 
-    /** False for a negative control: fencing off, or workers that trust the gateway's keys past its retention. */
+    /**
+     * False for a negative control: fencing off, workers that trust the gateway's keys past its
+     * retention, or a database failover onto a replica that streamed asynchronously.
+     */
     boolean safe() {
-        return fencing && !trustKeys;
+        return fencing && !trustKeys && !(asyncReplication && faults.contains(Fault.DB_FAILOVER));
     }
 
     /** Where the tokens came from, as the report says it: the issuer with Redis's leases, the store otherwise. */

@@ -19,12 +19,13 @@ import java.util.Set;
  * of the run's Redis forward (one server under libfaketime, so not with the Sentinel's or the
  * Cluster's faults) and publishes a second job for a merchant a worker holds: an early takeover
  * while the holder runs. The {@link #PARTITIONS} cut a worker's links, each worker in a network
- * namespace of its own ({@link WorkerNetworks}).
+ * namespace of its own ({@link WorkerNetworks}). {@link #DB_FAILOVER} crashes the primary of the run's
+ * replicated PostgreSQL ({@link ChaosDatabase}) and promotes its replica.
  */
 enum Fault {
     PAUSE, KILL, REDIS_RESTART, FLUSHALL, FAILOVER, LAGGING_FAILOVER, CLUSTER_FAILOVER, DB_KILL, GATEWAY, GATEWAY_OUTAGE,
     GATEWAY_RESTART, KEY_REUSE, NATS_RESTART, STALLED_CLAIM, ETCD_LEADER_KILL, PROVIDER_NEWS, KEY_EXPIRY, CLOCK_JUMP,
-    PARTITION_REDIS, PARTITION_DB, PARTITION_GATEWAY, PARTITION_NATS, ISOLATE;
+    PARTITION_REDIS, PARTITION_DB, PARTITION_GATEWAY, PARTITION_NATS, ISOLATE, DB_FAILOVER;
 
     /**
      * Faults that cut a worker's links silently ({@link WorkerNetworks}): one link, one way or both,
@@ -44,7 +45,8 @@ enum Fault {
     /**
      * Every fault of one run when none are named: all but the Cluster's, {@link #CLOCK_JUMP}'s (its
      * Redis is one server under libfaketime), {@link #KEY_EXPIRY}, which stretches a run by the
-     * gateway's key retention and runs alone, and the {@link #PARTITIONS}, which need root.
+     * gateway's key retention and runs alone, the {@link #PARTITIONS}, which need root, and
+     * {@link #DB_FAILOVER}, whose database is a replicated pair.
      */
     static Set<Fault> allOnSentinel() {
         return allFor(LeaseBackend.REDIS);
@@ -57,6 +59,7 @@ enum Fault {
         all.remove(KEY_EXPIRY);
         all.remove(CLOCK_JUMP);
         all.removeAll(PARTITIONS);
+        all.remove(DB_FAILOVER);
         if (leases != LeaseBackend.REDIS) {
             all.removeAll(REDIS_ONLY);
         }
@@ -126,7 +129,7 @@ enum Fault {
                 throw new UsageException("unknown fault '" + name + "'; use pause, kill, redis-restart, flushall, failover, lagging-failover,"
                         + " cluster-failover, db-kill, gateway, gateway-outage, gateway-restart, key-reuse, nats-restart, stalled-claim,"
                         + " etcd-leader-kill, provider-news, key-expiry, clock-jump, partition-redis, partition-db, partition-gateway,"
-                        + " partition-nats, isolate");
+                        + " partition-nats, isolate, db-failover");
             }
         }
     }

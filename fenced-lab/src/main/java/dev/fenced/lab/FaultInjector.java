@@ -47,7 +47,10 @@ final class FaultInjector {
     /** The etcd member the last leader kill stopped, and when it comes back. */
     private int killedEtcdMember = -1;
     private long restartEtcdAt;
-    private final String dbUrl;
+    private final ChaosDatabase database;
+    /** A db-failover under way: when its primary crashes, and when the crashed primary comes back as the replica; 0 when none. */
+    private long crashDatabaseAt;
+    private long rebuildDatabaseAt;
     private final ChaosGateway gateway;
     private final ChaosBroker broker;
     private final MovableClockRedis clockRedis;
@@ -105,7 +108,7 @@ final class FaultInjector {
      * @param links the ports of each link a partition fault cuts, by fault
      * @param say gets one line per fault that struck: when, which, on which worker, how long
      */
-    FaultInjector(ChaosSettings settings, ChaosLeaseStore leases, String dbUrl, ChaosGateway gateway, ChaosBroker broker, JobQueue queue,
+    FaultInjector(ChaosSettings settings, ChaosLeaseStore leases, ChaosDatabase database, ChaosGateway gateway, ChaosBroker broker, JobQueue queue,
                   Map<Fault, Set<Integer>> links, Consumer<String> say) {
         this.links = Map.copyOf(links);
         this.settings = settings;
@@ -114,7 +117,7 @@ final class FaultInjector {
         this.etcd = leases.etcd;
         this.clockRedis = leases.clockRedis;
         this.queue = queue;
-        this.dbUrl = dbUrl;
+        this.database = database;
         this.gateway = gateway;
         this.broker = broker;
         this.say = say;
@@ -134,6 +137,7 @@ final class FaultInjector {
      */
     void tick(Supplier<List<ChaosWorkers.Slot>> targets) {
         heal(false);
+        failOverTheDatabase(false);
         endKeyExpiry(false);
         failOverToTheLaggingReplica(false);
         restartStoppedNode(false);
@@ -147,6 +151,7 @@ final class FaultInjector {
     /** The end of the faults: a node still down from a failover comes back now. */
     void stop() {
         heal(true);
+        failOverTheDatabase(true);
         endKeyExpiry(true);
         failOverToTheLaggingReplica(true);
         restartStoppedNode(true);
@@ -214,6 +219,29 @@ final class FaultInjector {
             }
             return true;
         });
+    }
+
+    /**
+     * The end of a db-failover's window: the primary crashes (its frozen WAL sender killed with what
+     * it had not sent) and the replica is promoted; two seconds later the crashed primary comes back,
+     * wiped, as the new primary's replica. {@code now}: both at once.
+     */
+    private void failOverTheDatabase(boolean now) {
+        if (crashDatabaseAt != 0 && (now || System.currentTimeMillis() >= crashDatabaseAt)) {
+            crashDatabaseAt = 0;
+            database.pair.crashPrimary();
+            database.pair.promoteReplica();
+            say.accept(String.format("%6.1f s  %-15s primary crashed, what its frozen WAL sender held lost; the replica promoted",
+                    elapsed(), Fault.DB_FAILOVER.label()));
+            rebuildDatabaseAt = System.currentTimeMillis() + FAILED_OVER_NODE_DOWN_MS / 2;
+        }
+        if (rebuildDatabaseAt != 0 && (now || System.currentTimeMillis() >= rebuildDatabaseAt)) {
+            rebuildDatabaseAt = 0;
+            long start = System.currentTimeMillis();
+            database.pair.rebuildReplica();
+            say.accept(String.format("%6.1f s  %-15s the crashed primary is back as the replica, streaming (%d ms)", elapsed(),
+                    Fault.DB_FAILOVER.label(), System.currentTimeMillis() - start));
+        }
     }
 
     /** The partitions made, in order. */
@@ -472,6 +500,26 @@ final class FaultInjector {
                 struck(fault, partition.describe() + " (ports " + (fault == Fault.ISOLATE ? "all" : new java.util.TreeSet<>(links.get(fault)))
                         + ")" + second);
             }
+            case DB_FAILOVER -> {
+                if (crashDatabaseAt != 0 || rebuildDatabaseAt != 0) {
+                    return; // one failover at a time: the pair needs its replica back first
+                }
+                // The replica stops receiving; a worker holding a job is frozen past its lease, so its job is taken over
+                // while the replica lags, and thawed after the crash, when only what the replica had is left.
+                database.pair.freezeReplication();
+                long window = Math.max(3_000, settings.ttl().toMillis() * 3);
+                String frozen = "";
+                if (!live.isEmpty()) {
+                    ChaosWorkers.Slot slot = live.get(random.nextInt(live.size()));
+                    slot.process.signal("STOP");
+                    long pause = window + settings.ttl().toMillis() / 2;
+                    slot.pausedUntil = System.currentTimeMillis() + pause;
+                    frozen = "; " + slot.name() + " frozen for " + pause + " ms, holding " + slot.held.size() + " jobs";
+                }
+                crashDatabaseAt = System.currentTimeMillis() + window;
+                struck(fault, "the WAL sender frozen, the replica " + (database.pair.synchronous() ? "synchronous: commits wait for it"
+                        : "asynchronous: commits go on without it") + "; the primary crashes in " + window + " ms" + frozen);
+            }
             case NATS_RESTART -> {
                 long start = System.currentTimeMillis();
                 broker.restart(); // the workers reconnect on their own; JetStream redelivers what went unacked
@@ -500,7 +548,7 @@ final class FaultInjector {
     }
 
     private void terminateBackends() {
-        try (Connection c = DriverManager.getConnection(dbUrl); Statement s = c.createStatement()) {
+        try (Connection c = DriverManager.getConnection(database.jdbcUrl()); Statement s = c.createStatement()) {
             s.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid()"
                     + " AND datname = current_database() AND backend_type = 'client backend'");
         } catch (SQLException e) {

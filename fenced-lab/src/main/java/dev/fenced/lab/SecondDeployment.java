@@ -3,7 +3,6 @@ package dev.fenced.lab;
 import dev.fenced.cli.Connections;
 import dev.fenced.cli.EventLine;
 import com.zaxxer.hikari.HikariDataSource;
-import dev.fenced.embedded.EmbeddedPostgresServer;
 import dev.fenced.settlement.RefundSeeder;
 import io.nats.client.Connection;
 import java.math.BigDecimal;
@@ -57,7 +56,7 @@ final class SecondDeployment implements AutoCloseable {
      * (up to) three merchants, with the same refund ids, publishes their jobs on a stream of its
      * own ({@code stream}), then starts its worker.
      */
-    static SecondDeployment start(EmbeddedPostgresServer postgres, Map<String, String> env, ChaosSettings settings, List<String> firstMerchants,
+    static SecondDeployment start(ChaosDatabase postgres, Map<String, String> env, ChaosSettings settings, List<String> firstMerchants,
                                   Connection broker, String stream, Consumer<EventLine> history, Consumer<String> say) {
         try (java.sql.Connection c = java.sql.DriverManager.getConnection(postgres.jdbcUrl()); Statement s = c.createStatement()) {
             s.execute("CREATE DATABASE " + DATABASE);

@@ -71,6 +71,13 @@ class LabInputTest {
                 "partition-redis, partition-db, partition-gateway, partition-nats, isolate");
     }
 
+    /** --async-replication is db-failover's control: not without it. */
+    @Test
+    void asyncReplicationGoesWithTheDatabaseFailover() {
+        assertOneLineUsageError(CliRun.of("chaos", "--async-replication", "--faults", "pause"),
+                "--async-replication is the control of --faults db-failover");
+    }
+
     /** The hidden worker commands are not offered to a user who mistypes a command. */
     @Test
     void anUnknownCommandListsTheLabsCommandsButNotItsWorkers() {

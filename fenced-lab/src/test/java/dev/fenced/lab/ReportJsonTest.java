@@ -130,7 +130,7 @@ class ReportJsonTest {
     @Test
     void theChaosReportKeepsItsFieldNamesAndAFaultIsACountOrItsRates() throws Exception {
         ChaosSettings settings = new ChaosSettings(2, 10, 2, 3, 1, Duration.ofMillis(50), Duration.ofSeconds(5), Duration.ofSeconds(1), 7,
-                EnumSet.of(Fault.PAUSE, Fault.GATEWAY, Fault.NATS_RESTART), true, dev.fenced.redis.TokenIssuer.EPOCHS, null, null, dev.fenced.cli.LeaseBackend.REDIS, false, false);
+                EnumSet.of(Fault.PAUSE, Fault.GATEWAY, Fault.NATS_RESTART), true, dev.fenced.redis.TokenIssuer.EPOCHS, null, null, dev.fenced.cli.LeaseBackend.REDIS, false, false, false);
         List<EventLine> history = List.of(event(Type.ACQUIRED, "w1", null, 1, null, 0), event(Type.LEASE_LOST, "w1", null, 1, null, 5));
         ChaosReport report = new ChaosReport(7, true, false, "redis", 2, 20, 2, 1, 50, 3, 20, true, new ChaosReport.Jobs(2, 1, 1, 3, 5, 0, 0),
                 ChaosReport.faults(settings, Map.of(Fault.PAUSE, 4, Fault.NATS_RESTART, 1)),
