@@ -30,16 +30,24 @@ import java.util.stream.Stream;
 public final class PostgresPair implements AutoCloseable {
     private static final long COMMAND_SECONDS = 60;
     private static final String REPLICA_NAME = "replica1";
+    /**
+     * A replica whose sender is frozen waits for it: by default it would give up after 60 s and
+     * reconnect to a new sender, which would catch it up and make the lag a test froze vanish.
+     */
+    private static final String WAIT_FOR_A_FROZEN_SENDER = "wal_receiver_timeout = 0\n";
 
     private final Path bin;
     private final Path base;
-    /** Which node is which: they trade places when {@link #rebuildReplica()} makes the crashed primary a replica of the promoted one. */
+    /**
+     * Which node is which: they trade places when {@link #rebuildReplica()} makes the crashed primary a
+     * replica of the promoted one. Changed by one thread, between failovers; volatile for readers on others.
+     */
     private volatile int primaryPort;
     private volatile int replicaPort;
     private volatile Path primaryDir;
     private volatile Path replicaDir;
     private final boolean synchronous;
-    private long frozenSender;
+    private volatile long frozenSender;
 
     private PostgresPair(Path bin, Path base, int primaryPort, int replicaPort, boolean synchronous) {
         this.bin = bin;
@@ -86,7 +94,12 @@ public final class PostgresPair implements AutoCloseable {
         try {
             Path base = Files.createTempDirectory("fenced-pg-pair");
             PostgresPair pair = new PostgresPair(bin, base, EmbeddedRedis.freePort(), EmbeddedRedis.freePort(), synchronous);
-            pair.startBoth();
+            try {
+                pair.startBoth();
+            } catch (IOException | RuntimeException e) {
+                pair.close(); // a primary started before the replica failed must not outlive the attempt
+                throw e;
+            }
             return pair;
         } catch (IOException e) {
             throw new UncheckedIOException("could not make a directory for the PostgreSQL pair", e);
@@ -113,6 +126,7 @@ public final class PostgresPair implements AutoCloseable {
                 "-D", replica.toString(), "-R", "-X", "stream", "--no-sync"), true);
         append(replica.resolve("postgresql.conf"), "port = " + replicaPort + "\n"
                 + "cluster_name = '" + REPLICA_NAME + "'\n"
+                + WAIT_FOR_A_FROZEN_SENDER
                 + "synchronous_standby_names = ''\n");
         pgCtl(replica, "start");
         awaitStreaming();
@@ -160,6 +174,11 @@ public final class PostgresPair implements AutoCloseable {
         Path crashed = primaryDir;
         int promotedPort = replicaPort;
         int crashedPort = primaryPort;
+        // The promoted node is the primary from now, whatever becomes of the rebuild.
+        primaryDir = promoted;
+        primaryPort = promotedPort;
+        replicaDir = crashed;
+        replicaPort = crashedPort;
         execute(url(promotedPort), "ALTER SYSTEM SET synchronous_standby_names = ''");
         execute(url(promotedPort), "SELECT pg_reload_conf()");
         deleteTree(crashed);
@@ -168,15 +187,11 @@ public final class PostgresPair implements AutoCloseable {
                 "-D", crashed.toString(), "-R", "-X", "stream", "-c", "fast", "--no-sync"), true);
         try {
             append(crashed.resolve("postgresql.conf"), "port = " + crashedPort + "\n"
-                    + "cluster_name = '" + REPLICA_NAME + "'\n");
+                    + "cluster_name = '" + REPLICA_NAME + "'\n" + WAIT_FOR_A_FROZEN_SENDER);
         } catch (IOException e) {
             throw new UncheckedIOException("could not configure the rebuilt replica", e);
         }
         pgCtl(crashed, "start");
-        primaryDir = promoted;
-        primaryPort = promotedPort;
-        replicaDir = crashed;
-        replicaPort = crashedPort;
         if (synchronous) {
             execute(primaryUrl(), "ALTER SYSTEM SET synchronous_standby_names = '" + REPLICA_NAME + "'");
             execute(primaryUrl(), "SELECT pg_reload_conf()");
@@ -342,7 +357,11 @@ public final class PostgresPair implements AutoCloseable {
 
     @Override
     public void close() {
-        thawReplication();
+        try {
+            thawReplication();
+        } catch (RuntimeException gone) {
+            // the sender exited: nothing to thaw
+        }
         for (String node : List.of("replica", "primary")) {
             try {
                 pgCtl(base.resolve(node), "stop", "-m", "immediate");

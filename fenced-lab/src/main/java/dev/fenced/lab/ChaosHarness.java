@@ -151,7 +151,9 @@ final class ChaosHarness {
                     faults.tick(workers::targets);
                     if (settings.keepBusy() && System.currentTimeMillis() >= nextLook) {
                         nextLook = System.currentTimeMillis() + 1_000;
-                        keepBusy(db, queue, merchants, faultsEnd);
+                        if (!faults.databaseFrozen()) { // its inserts would wait for the frozen standby, and stop this loop
+                            keepBusy(db, queue, merchants, faultsEnd);
+                        }
                     }
                     WorkerProcess.sleep(10);
                 }
@@ -170,6 +172,9 @@ final class ChaosHarness {
                 }
                 if (settings.faults().contains(Fault.KEY_EXPIRY)) {
                     told.put(Fault.KEY_EXPIRY, keysForgotten(db, gateway));
+                }
+                if (settings.faults().contains(Fault.DB_FAILOVER)) {
+                    told.put(Fault.DB_FAILOVER, faults.databaseFailovers());
                 }
                 if (settings.faults().contains(Fault.CLOCK_JUMP)) {
                     told.put(Fault.CLOCK_JUMP, earlyTakeovers(faults.clockJumps()));

@@ -34,6 +34,8 @@ import java.util.function.Supplier;
 final class FaultInjector {
     private static final long FIRST_FAULT_AFTER_MS = 500;
     private static final long FAILED_OVER_NODE_DOWN_MS = 5_000;
+    /** How long after a db-failover's crash the crashed primary comes back as the replica. */
+    private static final long REPLICA_REBUILT_AFTER_MS = 2_000;
     private static final long ETCD_MEMBER_DOWN_MS = 2_000;
     /** How long a key-expiry loses the gateway's answers: a few requests per job, before the workers stop for the failures. */
     private static final long ANSWERS_LOST_MS = 1_000;
@@ -51,6 +53,10 @@ final class FaultInjector {
     /** A db-failover under way: when its primary crashes, and when the crashed primary comes back as the replica; 0 when none. */
     private long crashDatabaseAt;
     private long rebuildDatabaseAt;
+    /** Failovers completed (primary crashed, replica promoted) and replicas rebuilt; a rebuild that failed ends the fault. */
+    private int databaseFailovers;
+    private int replicasRebuilt;
+    private String databaseBroken;
     private final ChaosGateway gateway;
     private final ChaosBroker broker;
     private final MovableClockRedis clockRedis;
@@ -151,11 +157,22 @@ final class FaultInjector {
     /** The end of the faults: a node still down from a failover comes back now. */
     void stop() {
         heal(true);
-        failOverTheDatabase(true);
         endKeyExpiry(true);
         failOverToTheLaggingReplica(true);
         restartStoppedNode(true);
         restartKilledEtcdMember(true);
+        failOverTheDatabase(true);
+    }
+
+    /** Whether the database's WAL sender is frozen: a synchronous commit made now waits until the crash ends it. */
+    boolean databaseFrozen() {
+        return crashDatabaseAt != 0;
+    }
+
+    /** What the db-failovers did, for the report: failovers completed and replicas rebuilt, and why the fault ended if it did. */
+    String databaseFailovers() {
+        return databaseFailovers + " failovers (primary crashed, replica promoted), " + replicasRebuilt + " replicas rebuilt"
+                + (databaseBroken == null ? "" : "; then no more: " + databaseBroken);
     }
 
     /**
@@ -223,24 +240,35 @@ final class FaultInjector {
 
     /**
      * The end of a db-failover's window: the primary crashes (its frozen WAL sender killed with what
-     * it had not sent) and the replica is promoted; two seconds later the crashed primary comes back,
-     * wiped, as the new primary's replica. {@code now}: both at once.
+     * it had not sent) and the replica is promoted; {@link #REPLICA_REBUILT_AFTER_MS} later the
+     * crashed primary comes back, wiped, as the new primary's replica. {@code atTheEnd}: the crash now,
+     * and no rebuild (the checker needs only the primary). A step that fails is said and ends the
+     * fault, never the run: the workers go on with whatever primary is left.
      */
-    private void failOverTheDatabase(boolean now) {
-        if (crashDatabaseAt != 0 && (now || System.currentTimeMillis() >= crashDatabaseAt)) {
+    private void failOverTheDatabase(boolean atTheEnd) {
+        try {
+            if (crashDatabaseAt != 0 && (atTheEnd || System.currentTimeMillis() >= crashDatabaseAt)) {
+                crashDatabaseAt = 0;
+                database.pair.crashPrimary();
+                database.pair.promoteReplica();
+                databaseFailovers++;
+                say.accept(String.format("%6.1f s  %-15s primary crashed, what its frozen WAL sender held lost; the replica promoted",
+                        elapsed(), Fault.DB_FAILOVER.label()));
+                rebuildDatabaseAt = System.currentTimeMillis() + REPLICA_REBUILT_AFTER_MS;
+            }
+            if (rebuildDatabaseAt != 0 && !atTheEnd && System.currentTimeMillis() >= rebuildDatabaseAt) {
+                rebuildDatabaseAt = 0;
+                long start = System.currentTimeMillis();
+                database.pair.rebuildReplica();
+                replicasRebuilt++;
+                say.accept(String.format("%6.1f s  %-15s the crashed primary is back as the replica, streaming (%d ms)", elapsed(),
+                        Fault.DB_FAILOVER.label(), System.currentTimeMillis() - start));
+            }
+        } catch (RuntimeException e) {
             crashDatabaseAt = 0;
-            database.pair.crashPrimary();
-            database.pair.promoteReplica();
-            say.accept(String.format("%6.1f s  %-15s primary crashed, what its frozen WAL sender held lost; the replica promoted",
-                    elapsed(), Fault.DB_FAILOVER.label()));
-            rebuildDatabaseAt = System.currentTimeMillis() + FAILED_OVER_NODE_DOWN_MS / 2;
-        }
-        if (rebuildDatabaseAt != 0 && (now || System.currentTimeMillis() >= rebuildDatabaseAt)) {
             rebuildDatabaseAt = 0;
-            long start = System.currentTimeMillis();
-            database.pair.rebuildReplica();
-            say.accept(String.format("%6.1f s  %-15s the crashed primary is back as the replica, streaming (%d ms)", elapsed(),
-                    Fault.DB_FAILOVER.label(), System.currentTimeMillis() - start));
+            databaseBroken = e.getMessage();
+            say.accept(String.format("%6.1f s  %-15s failed, no more failovers: %s", elapsed(), Fault.DB_FAILOVER.label(), e.getMessage()));
         }
     }
 
@@ -381,6 +409,11 @@ final class FaultInjector {
                 struck(fault, "member " + killedEtcdMember + " (the leader) by SIGKILL; back after " + ETCD_MEMBER_DOWN_MS + " ms");
             }
             case DB_KILL -> {
+                if (databaseFrozen()) {
+                    // Terminating a commit that waits for the standby leaves it committed on the primary, visible, and then
+                    // lost with the crash: a synchronous pair's promise holds only for waits the crash itself ends.
+                    return;
+                }
                 terminateBackends();
                 struck(fault, "every client connection");
             }
@@ -501,7 +534,7 @@ final class FaultInjector {
                         + ")" + second);
             }
             case DB_FAILOVER -> {
-                if (crashDatabaseAt != 0 || rebuildDatabaseAt != 0) {
+                if (crashDatabaseAt != 0 || rebuildDatabaseAt != 0 || databaseBroken != null) {
                     return; // one failover at a time: the pair needs its replica back first
                 }
                 // The replica stops receiving; a worker holding a job is frozen past its lease, so its job is taken over
