@@ -88,10 +88,39 @@ public final class EmbeddedRedis implements AutoCloseable {
                 builder.setting("requirepass " + password);
             }
             server = builder.build();
-            server.start();
+            startBusyProof(server);
         } catch (IOException e) {
             throw new UncheckedIOException("could not start embedded redis-server on port " + port, e);
         }
+    }
+
+    /**
+     * Starts a server whose binary the library has just written to a temporary file, trying again
+     * when exec finds the file busy (ETXTBSY): a process forked at that moment by another thread of
+     * this JVM holds the file open for writing until it execs, for a few milliseconds. Two servers
+     * started at once on two threads (a chaos run and its control) meet it.
+     */
+    static void startBusyProof(redis.embedded.Redis server) throws IOException {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                server.start();
+                return;
+            } catch (IOException e) {
+                if (attempt == 5 || !textFileBusy(e)) {
+                    throw e;
+                }
+                java.util.concurrent.locks.LockSupport.parkNanos(java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(50L * attempt));
+            }
+        }
+    }
+
+    private static boolean textFileBusy(Throwable e) {
+        for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+            if (String.valueOf(cause.getMessage()).contains("Text file busy")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Freezes the server with SIGSTOP: it keeps its socket and answers nothing until {@link #resume()}. */

@@ -181,7 +181,7 @@ public final class EmbeddedRedisCluster implements ReplicatedRedis {
                 .setting("cluster-node-timeout 1000")
                 .setting("dir " + dir)
                 .onShutdownForceStop(true).build();
-        server.start();
+        EmbeddedRedis.startBusyProof(server);
         return server;
     }
 

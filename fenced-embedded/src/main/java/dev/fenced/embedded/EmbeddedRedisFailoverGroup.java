@@ -38,7 +38,7 @@ public final class EmbeddedRedisFailoverGroup implements ReplicatedRedis {
                 .onShutdownForceStop(true)
                 .build();
         try {
-            sentinel.start();
+            EmbeddedRedis.startBusyProof(sentinel);
         } catch (IOException e) {
             close();
             throw new UncheckedIOException("could not start the embedded Sentinel", e);
@@ -169,7 +169,7 @@ public final class EmbeddedRedisFailoverGroup implements ReplicatedRedis {
                 builder.slaveOf("127.0.0.1", primaryPort);
             }
             RedisServer server = builder.build();
-            server.start();
+            EmbeddedRedis.startBusyProof(server);
             return server;
         } catch (IOException e) {
             throw new UncheckedIOException("could not start redis-server on port " + port, e);

@@ -64,7 +64,7 @@ public final class MovableClockRedis implements AutoCloseable {
             Files.setPosixFilePermissions(wrapper, PosixFilePermissions.fromString("rwx------"));
             RedisServer server = RedisServer.newRedisServer().executableProvider(wrapper::toFile).port(port).bind("127.0.0.1")
                     .setting("save \"\"").setting("appendonly no").onShutdownForceStop(true).build();
-            server.start();
+            EmbeddedRedis.startBusyProof(server);
             return new MovableClockRedis(port, offsetFile, server);
         } catch (IOException e) {
             throw new UncheckedIOException("could not start redis-server under libfaketime on port " + port, e);
