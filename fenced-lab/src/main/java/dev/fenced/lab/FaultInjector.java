@@ -229,7 +229,11 @@ final class FaultInjector {
                     say.accept(String.format("%6.1f s  %-15s %s healed", elapsed(), partition.fault().label(), slot.name()));
                 } catch (RuntimeException e) {
                     // Never left cut: killed, it is replaced in a namespace of its own, and JetStream redelivers its jobs.
-                    slot.process.signal("KILL");
+                    try {
+                        slot.process.signal("KILL");
+                    } catch (IllegalStateException exited) {
+                        // gone meanwhile, its namespace with it
+                    }
                     say.accept(String.format("%6.1f s  %-15s %s could not be healed, killed: %s", elapsed(), partition.fault().label(),
                             slot.name(), e.getMessage()));
                 }
