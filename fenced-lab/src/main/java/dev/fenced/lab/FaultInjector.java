@@ -69,8 +69,11 @@ final class FaultInjector {
     private final Map<Fault, Set<Integer>> links;
     /** The partitions made, in order, and the workers cut now with when each heals. */
     private final List<Partition> partitions = new ArrayList<>();
-    private final Map<ChaosWorkers.Slot, Long> cutUntil = new HashMap<>();
-    private final Map<ChaosWorkers.Slot, Partition> cutBy = new HashMap<>();
+    private final Map<ChaosWorkers.Slot, Cut> cuts = new HashMap<>();
+
+    /** A partition in force on a worker, and when it heals (ms since the epoch). */
+    private record Cut(Partition partition, long healAt) {
+    }
     private long nextFaultAt;
     private int stoppedPort;
     /** The replica that must be primary before {@link #stoppedPort} comes back. */
@@ -217,12 +220,12 @@ final class FaultInjector {
     /** Lifts the cuts whose time is up, or all of them {@code now}; a worker gone meanwhile took its namespace's cut with it. */
     private void heal(boolean now) {
         long time = System.currentTimeMillis();
-        cutUntil.entrySet().removeIf(cut -> {
-            if (!now && time < cut.getValue()) {
+        cuts.entrySet().removeIf(cut -> {
+            if (!now && time < cut.getValue().healAt()) {
                 return false;
             }
             ChaosWorkers.Slot slot = cut.getKey();
-            Partition partition = cutBy.remove(slot);
+            Partition partition = cut.getValue().partition();
             if (slot.process.isAlive()) {
                 try {
                     slot.network.heal();
@@ -496,7 +499,7 @@ final class FaultInjector {
                         + slot.name() + " holds");
             }
             case PARTITION_REDIS, PARTITION_DB, PARTITION_GATEWAY, PARTITION_NATS, ISOLATE -> {
-                List<ChaosWorkers.Slot> uncut = live.stream().filter(slot -> slot.network != null && !cutUntil.containsKey(slot)).toList();
+                List<ChaosWorkers.Slot> uncut = live.stream().filter(slot -> slot.network != null && !cuts.containsKey(slot)).toList();
                 if (uncut.isEmpty()) {
                     return;
                 }
@@ -518,10 +521,9 @@ final class FaultInjector {
                     }
                     return;
                 }
-                cutUntil.put(slot, System.currentTimeMillis() + millis);
                 Partition partition = new Partition(fault, slot.name(), direction, elapsed(), millis, held.size());
                 partitions.add(partition);
-                cutBy.put(slot, partition);
+                cuts.put(slot, new Cut(partition, System.currentTimeMillis() + millis));
                 String second = "";
                 if (fault == Fault.PARTITION_REDIS && !held.isEmpty()) {
                     // Its lease runs out while it still reaches the database and the gateway; JetStream keeps its job with it,
