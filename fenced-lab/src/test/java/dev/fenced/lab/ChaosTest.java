@@ -227,9 +227,7 @@ class ChaosTest {
         RedisClockJumpTest.requireLibfaketime();
         for (long seed = SEED; seed < SEED + 3; seed++) {
             ChaosReport report = run(seed, true, LeaseBackend.REDIS, EnumSet.of(Fault.CLOCK_JUMP));
-            long s = seed;
-            report.checks().forEach((check, count) -> assertThat(count).as("seed %d, %s%n%s", s, check, report.table()).isZero());
-            assertThat(report.drained()).as(report.table()).isTrue();
+            assertExactlyOnceAndDrained(seed, report);
             assertThat(report.faults().get("clock-jump").rates()).as("seed %d%n%s", seed, report.table())
                     .containsPattern("[1-9]\\d* jumps").containsPattern("[1-9]\\d* early takeovers");
         }
@@ -257,9 +255,7 @@ class ChaosTest {
         long refused = 0;
         for (long seed = SEED; seed < SEED + 3; seed++) {
             ChaosReport report = partitions(seed, true);
-            long s = seed;
-            report.checks().forEach((check, count) -> assertThat(count).as("seed %d, %s%n%s", s, check, report.table()).isZero());
-            assertThat(report.drained()).as(report.table()).isTrue();
+            assertExactlyOnceAndDrained(seed, report);
             assertThat(report.partitions()).as(report.table()).isNotEmpty();
             Fault.PARTITIONS.forEach(fault -> struck.merge(fault.label(), report.faults().get(fault.label()).count(), Integer::sum));
             refused += report.operations().get("violation");
@@ -276,11 +272,9 @@ class ChaosTest {
         assertThat(report.violations()).as(report.table()).isPositive();
     }
 
-    /** 4 merchants x 60 refunds, 3 workers of 2 jobs, the five partition faults for 12 s, a 1 s lease. */
+    /** The five partition faults; the run starts a nats-server of its own, whatever FENCED_NATS_URL says. */
     private static ChaosReport partitions(long seed, boolean fencing) throws Exception {
-        return run(new ChaosSettings(4, 60, 3, 2, 1, Duration.ofMillis(50), Duration.ofSeconds(12), Duration.ofSeconds(1), seed,
-                EnumSet.copyOf(Fault.PARTITIONS), fencing, TokenIssuer.EPOCHS, null, null, LeaseBackend.REDIS, false, false, false),
-                new ByteArrayOutputStream());
+        return twelveSeconds(seed, EnumSet.copyOf(Fault.PARTITIONS), fencing, false);
     }
 
     /**
@@ -295,9 +289,7 @@ class ChaosTest {
         long waitsEnded = 0;
         for (long seed = SEED; seed < SEED + 3; seed++) {
             ChaosReport report = databaseFailovers(seed, false);
-            long s = seed;
-            report.checks().forEach((check, count) -> assertThat(count).as("seed %d, %s%n%s", s, check, report.table()).isZero());
-            assertThat(report.drained()).as(report.table()).isTrue();
+            assertExactlyOnceAndDrained(seed, report);
             // Two failovers, the second onto a replica rebuilt from the first's crashed primary.
             assertThat(report.faults().get("db-failover").rates()).as("seed %d%n%s", seed, report.table())
                     .containsPattern("[2-9]\\d* failovers").containsPattern("[1-9]\\d* replicas rebuilt").doesNotContain("no more");
@@ -317,11 +309,9 @@ class ChaosTest {
         assertThat(report.violations()).as(report.table()).isPositive();
     }
 
-    /** 4 merchants x 60 refunds, 3 workers of 2 jobs, db-failover for 12 s, a 1 s lease. */
+    /** db-failover alone, with the fence; {@code asyncReplication} for its control. */
     private static ChaosReport databaseFailovers(long seed, boolean asyncReplication) throws Exception {
-        return run(new ChaosSettings(4, 60, 3, 2, 1, Duration.ofMillis(50), Duration.ofSeconds(12), Duration.ofSeconds(1), seed,
-                EnumSet.of(Fault.DB_FAILOVER), true, TokenIssuer.EPOCHS, null, System.getenv("FENCED_NATS_URL"), LeaseBackend.REDIS, false,
-                false, asyncReplication), new ByteArrayOutputStream());
+        return twelveSeconds(seed, EnumSet.of(Fault.DB_FAILOVER), true, asyncReplication);
     }
 
     /** A primary and a replica are made from the PostgreSQL server's own binaries: CI has them; elsewhere the test is skipped. */
@@ -358,6 +348,19 @@ class ChaosTest {
         ChaosReport report = firstOfThreeSeedsShowing(seed -> run(seed, false, TokenIssuer.EPOCHS, EnumSet.of(Fault.PAUSE)),
                 found -> found.violations() > 0);
         assertThat(report.violations()).as(report.table()).isPositive();
+    }
+
+    /** Every check of the run at {@code seed} found nothing, and no refund was left pending or sending. */
+    private static void assertExactlyOnceAndDrained(long seed, ChaosReport report) {
+        report.checks().forEach((check, count) -> assertThat(count).as("seed %d, %s%n%s", seed, check, report.table()).isZero());
+        assertThat(report.drained()).as(report.table()).isTrue();
+    }
+
+    /** 4 merchants x 60 refunds, 3 workers of 2 jobs, {@code faults} for 12 s, a 1 s lease: the partitions' and db-failover's runs. */
+    private static ChaosReport twelveSeconds(long seed, EnumSet<Fault> faults, boolean fencing, boolean asyncReplication) throws Exception {
+        return run(new ChaosSettings(4, 60, 3, 2, 1, Duration.ofMillis(50), Duration.ofSeconds(12), Duration.ofSeconds(1), seed,
+                faults, fencing, TokenIssuer.EPOCHS, null, System.getenv("FENCED_NATS_URL"), LeaseBackend.REDIS, false, false,
+                asyncReplication), new ByteArrayOutputStream());
     }
 
     /** A chaos run of one seed. */
