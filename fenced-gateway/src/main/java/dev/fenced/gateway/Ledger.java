@@ -77,12 +77,18 @@ final class Ledger implements AutoCloseable {
         if (earlier != null) {
             return new Result(request.sameAs(earlier) ? Outcome.REPLAYED : Outcome.CONFLICT, earlier);
         }
-        GatewayRefund refund = new GatewayRefund(String.format("gw_%06d", refunds.size() + 1), request.key(),
+        GatewayRefund refund = new GatewayRefund(gatewayId(refunds.size() + 1), request.key(),
                 request.reference(), request.merchant(), request.amount(), request.currency(), now,
                 request.metadata());
         append(refund);
         remember(refund);
         return new Result(Outcome.CREATED, refund);
+    }
+
+    /** {@code gw_000042}: the id of the ledger's 42nd refund, as {@code String.format("gw_%06d")} but without its parse, under the lock. */
+    static String gatewayId(int number) {
+        String digits = Integer.toString(number);
+        return digits.length() >= 6 ? "gw_" + digits : "gw_" + "000000".substring(digits.length()) + digits;
     }
 
     /** The refund created under {@code key} while the key is retained, if any (the first one when idempotency is off). */

@@ -27,6 +27,13 @@ class PaymentGatewayTest {
     }
 
     @Test
+    void gatewayIdsAreSixDigitsAtLeastAsStringFormatWroteThem() {
+        for (int number : new int[] {1, 42, 999_999, 1_000_000, 12_345_678}) {
+            assertThat(Ledger.gatewayId(number)).isEqualTo(String.format("gw_%06d", number));
+        }
+    }
+
+    @Test
     void theSameIdempotencyKeyReturnsTheSameRefund() {
         try (PaymentGateway gateway = PaymentGateway.start(fast().build())) {
             GatewayClient client = GatewayClient.of(gateway.url(), Duration.ofSeconds(5));
