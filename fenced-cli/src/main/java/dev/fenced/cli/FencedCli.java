@@ -61,10 +61,9 @@ public final class FencedCli implements Callable<Integer> {
         // Before any of the process's HTTP servers (the gateway, the webhook receiver, metrics) starts.
         PaymentGateway.useTcpNoDelay();
         // With a common pool of one thread (2 cores), CompletableFuture's default executor starts a thread per task (JDK 17
-        // to 21), and the JDK's HttpClient.sendAsync hands every answer to it: a thread started per webhook the simulated
-        // gateway sends (the gateway client uses send, which does not). The JDK reads the property once, when ForkJoinPool
-        // is first initialized, which nothing has done before this block runs (the main class's, first). BENCHMARKS.md,
-        // "CPU per refund".
+        // to 21), and the JDK's HttpClient.sendAsync hands every answer to it: a thread started per gateway call. The JDK
+        // reads the property once, when ForkJoinPool is first initialized, which nothing has done before this block runs
+        // (the main class's, first). BENCHMARKS.md, "CPU per refund".
         if (System.getProperty(COMMON_POOL_PARALLELISM) == null && Runtime.getRuntime().availableProcessors() <= 2) {
             System.setProperty(COMMON_POOL_PARALLELISM, "2");
         }

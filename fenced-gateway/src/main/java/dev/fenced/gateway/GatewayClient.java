@@ -25,6 +25,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -37,10 +40,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@link GatewayException#outcome() outcome} says what it means for the money; this class is the one
  * place that decides it. Thread-safe.
  *
- * <p>Each call waits on the calling thread with {@code HttpClient.send}, the exchange itself done
- * by the client's few threads: not {@code sendAsync}, which hands every answer to
- * {@code CompletableFuture}'s default executor, and on a machine of two cores or fewer (JDK 17 to
- * 21) that starts a thread per call.
+ * <p>On a machine of two cores or fewer, the JDK's {@code HttpClient} hands each answer of a call to
+ * {@code CompletableFuture}'s default executor, which there starts a thread per task: a thread per
+ * call. The {@code fenced} command line sets {@code java.util.concurrent.ForkJoinPool.common.parallelism}
+ * to 2 on such machines; an application that makes many calls there may do the same (before
+ * anything uses the common pool).
  */
 public final class GatewayClient implements RefundGateway {
     // One pool of parser buffers for the process, not Jackson's default of one set per thread: a
@@ -224,10 +228,31 @@ public final class GatewayClient implements RefundGateway {
         return authorization == null ? builder : builder.header("Authorization", authorization);
     }
 
+    /** {@link HttpClient#send}, with the exchange started on {@link #httpTasks} rather than on the calling thread. */
+    private HttpResponse<byte[]> exchange(HttpRequest request) throws IOException, InterruptedException {
+        CompletableFuture<HttpResponse<byte[]>> answer = CompletableFuture
+                .supplyAsync(() -> http.sendAsync(request, HttpResponse.BodyHandlers.ofByteArray()), httpTasks).thenCompose(sent -> sent);
+        try {
+            return answer.get();
+        } catch (InterruptedException e) {
+            answer.cancel(true);
+            throw e;
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause() instanceof CompletionException wrapped && wrapped.getCause() != null ? wrapped.getCause() : e.getCause();
+            if (cause instanceof IOException io) {
+                throw io;
+            }
+            if (cause instanceof RuntimeException runtime) {
+                throw runtime;
+            }
+            throw new IOException(cause);
+        }
+    }
+
     private HttpResponse<byte[]> send(HttpRequest request, String what) {
         HttpResponse<byte[]> response;
         try {
-            response = http.send(request, HttpResponse.BodyHandlers.ofByteArray());
+            response = exchange(request);
         } catch (HttpConnectTimeoutException | ConnectException e) {
             throw new GatewayException("gateway at " + where + " is unreachable for the " + what + " (" + e.getClass().getSimpleName() + ")",
                     0, Outcome.UNAVAILABLE, e);

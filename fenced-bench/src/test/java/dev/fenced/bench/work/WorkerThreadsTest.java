@@ -31,13 +31,12 @@ import org.junit.jupiter.api.io.TempDir;
  * The work-count gate for what a worker process does besides its calls: the threads it starts per
  * refund, counted by the JVM's own flight recorder in a real {@code fenced settle} process (600
  * refunds, concurrency 8), as on a machine of two cores ({@code -XX:ActiveProcessorCount=2}, whatever
- * this one has) with the common pool of one thread those machines get. A thread started per gateway
- * call once cost up to a third of a worker's CPU per refund there (BENCHMARKS.md, "CPU per refund"):
- * {@code HttpClient.sendAsync} hands every answer to {@code CompletableFuture}'s default executor,
- * which on JDKs up to 21 starts a thread per task when the common pool has one thread (later JDKs
- * have no such executor: the test is skipped there). Control: {@link SendAsyncPerCall}, that
- * pattern alone in a process run the same way, starts at least one thread per call, so the count
- * sees the slip it guards against.
+ * this one has). A thread started per gateway call once cost up to a third of a worker's CPU per
+ * refund there (BENCHMARKS.md, "CPU per refund"): the JDK's HTTP client hands every answer to
+ * {@code CompletableFuture}'s default executor, which on JDKs up to 21 starts a thread per task
+ * when the common pool has one thread (later JDKs have no such executor: the test is skipped there).
+ * Control: the same run with the common pool forced to one thread starts at least one thread per
+ * refund, so the gate sees the slip it guards against.
  */
 class WorkerThreadsTest {
     private static final int REFUNDS = 600;
@@ -47,10 +46,10 @@ class WorkerThreadsTest {
         assumeTrue(threadPerTaskExecutorExists(), "this JDK's CompletableFuture has no thread-per-task executor");
         double budget = budget();
         try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build())) {
-            double perRefund = threadsStartedPerRefund(dir.resolve("settle.jfr"), gateway);
-            double control = (double) threadsStarted(dir.resolve("control.jfr"), List.of(SendAsyncPerCall.class.getName(), gateway.url(),
-                    Integer.toString(REFUNDS))) / REFUNDS;
-            System.out.printf("threads started per refund by a settle process (%d refunds): %.3f; control (sendAsync per call): %.3f%n",
+            double perRefund = threadsStartedPerRefund(dir.resolve("settle.jfr"), gateway, List.of());
+            double control = threadsStartedPerRefund(dir.resolve("control.jfr"), gateway,
+                    List.of("-Djava.util.concurrent.ForkJoinPool.common.parallelism=1"));
+            System.out.printf("threads started per refund by a settle process (%d refunds): %.3f; control (a thread per task): %.3f%n",
                     REFUNDS, perRefund, control);
             assertThat(control).as("control: CompletableFuture's thread-per-task executor").isGreaterThanOrEqualTo(1.0);
             assertThat(perRefund).as("threads started per refund").isLessThanOrEqualTo(budget);
@@ -58,7 +57,7 @@ class WorkerThreadsTest {
     }
 
     /** Settles a new merchant of {@link #REFUNDS} refunds in a {@code fenced settle} process; its thread starts over the refunds. */
-    private static double threadsStartedPerRefund(Path recording, PaymentGateway gateway) throws Exception {
+    private static double threadsStartedPerRefund(Path recording, PaymentGateway gateway, List<String> jvmOptions) throws Exception {
         String merchant = "m_t" + UUID.randomUUID().toString().substring(0, 8);
         try (HikariDataSource db = new HikariDataSource()) {
             db.setJdbcUrl(TestDatabases.postgresUrl());
@@ -66,21 +65,16 @@ class WorkerThreadsTest {
             RefundSchema.migrate(db);
             RefundSeeder.seed(db, merchant, merchant + "_r", REFUNDS, new BigDecimal(REFUNDS).multiply(new BigDecimal("70.25")), "EUR");
         }
-        return (double) threadsStarted(recording, List.of(FencedCli.class.getName(), "settle", "--merchant", merchant, "--concurrency", "8",
-                "--db-url", TestDatabases.postgresUrl(), "--redis-url", TestRedis.uri(), "--gateway-url", gateway.url())) / REFUNDS;
-    }
-
-    /** Runs {@code mainAndArgs} in a JVM of its own as on two cores, with a common pool of one thread; the threads it started. */
-    private static long threadsStarted(Path recording, List<String> mainAndArgs) throws Exception {
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-XX:StartFlightRecording=filename=" + recording + ",settings=default", "-XX:ActiveProcessorCount=2",
-                "-Djava.util.concurrent.ForkJoinPool.common.parallelism=1", "-cp", System.getProperty("java.class.path")));
-        command.addAll(mainAndArgs);
+                "-XX:StartFlightRecording=filename=" + recording + ",settings=default", "-XX:ActiveProcessorCount=2"));
+        command.addAll(jvmOptions);
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), FencedCli.class.getName(), "settle", "--merchant", merchant,
+                "--concurrency", "8", "--db-url", TestDatabases.postgresUrl(), "--redis-url", TestRedis.uri(), "--gateway-url", gateway.url()));
         Path output = recording.resolveSibling(recording.getFileName() + ".out");
         Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile()).start();
         if (!process.waitFor(3, TimeUnit.MINUTES)) {
             process.destroyForcibly();
-            throw new AssertionError(mainAndArgs.get(0) + " still runs after 3 minutes: " + Files.readString(output));
+            throw new AssertionError("fenced settle still runs after 3 minutes: " + Files.readString(output));
         }
         assertThat(process.exitValue()).as(Files.readString(output)).isZero();
         long started = 0;
@@ -92,7 +86,7 @@ class WorkerThreadsTest {
                 }
             }
         }
-        return started;
+        return (double) started / REFUNDS;
     }
 
     private static boolean threadPerTaskExecutorExists() {
