@@ -124,8 +124,8 @@ final class ChaosHarness {
             queue.publish(merchants);
             SecondDeployment second = settings.faults().contains(Fault.KEY_REUSE) ? SecondDeployment.start(postgres, env, settings, merchants,
                     broker.connection(), stream + "_K", this::record, this::say) : null;
-            try (WorkerNetworks networks = Fault.partitioned(settings.faults()) ? WorkerNetworks.open() : null) {
-                ChaosWorkers workers = new ChaosWorkers(settings, env, queue.stream(), this::record, this::say, networks);
+            try (WorkerNetworks networks = Fault.partitioned(settings.faults()) ? WorkerNetworks.open() : null;
+                 ChaosWorkers workers = new ChaosWorkers(settings, env, queue.stream(), this::record, this::say, networks)) {
                 for (int i = 0; i < settings.workers(); i++) {
                     workers.start();
                 }

@@ -18,7 +18,7 @@ import java.util.function.Consumer;
  * with SIGTERM. Which jobs a worker holds is read from its job lines (received, then answered), so
  * that a fault can strike a worker holding one.
  */
-final class ChaosWorkers {
+final class ChaosWorkers implements AutoCloseable {
     /** One worker process and what the run knows of it. */
     static final class Slot {
         final WorkerProcess process;
@@ -241,6 +241,15 @@ final class ChaosWorkers {
     synchronized void stop() {
         slots.values().forEach(slot -> terminate(slot.process));
         slots.values().forEach(slot -> awaitExit(slot.process));
+    }
+
+    /**
+     * Kills every worker still alive, a stopped one too: after {@link #stop()} there is none; after a run that ended by an
+     * exception, none outlives it, paused or cut off in a network namespace about to go.
+     */
+    @Override
+    public synchronized void close() {
+        slots.values().forEach(slot -> slot.process.close());
     }
 
     static void terminate(WorkerProcess process) {
