@@ -11,10 +11,12 @@ import javax.sql.DataSource;
 
 /**
  * Tokens from one database sequence ({@code fence_token_seq}, made by {@link FencedSchema}) for
- * every resource: one {@code nextval} per token, with no row to lock and no commit of its own.
- * Durable like {@link JdbcTokenSource} (a sequence never goes back, and survives the loss of
- * Redis), and cheaper. Tokens strictly increase per resource because they strictly increase over
- * all of them; they are not consecutive for a resource.
+ * every resource: one {@code nextval} per token, with no row to lock. Durable like
+ * {@link JdbcTokenSource} (a sequence never goes back, and survives the loss of Redis), and
+ * cheaper; on PostgreSQL each value's commit waits for a synchronous standby, so that a failover
+ * cannot hand it out again, and a value reported with a warning (such a wait cancelled) is refused
+ * with {@link GrantInDoubtException}. Tokens strictly increase per resource because they strictly
+ * increase over all of them; they are not consecutive for a resource.
  *
  * <p>Switching a running system from another token source: raise the sequence above every stored
  * fence first ({@code SELECT setval('fence_token_seq', <max fence>)} on PostgreSQL,
@@ -73,10 +75,19 @@ public final class JdbcSequenceTokenSource implements TokenSource {
         JdbcDialect dialect = null;
         try (Connection connection = dataSource.getConnection()) {
             dialect = detected.of(connection);
-            try (PreparedStatement statement = connection.prepareStatement(dialect.nextValueQuery(sequence));
-                 ResultSet rs = statement.executeQuery()) {
-                rs.next();
-                return rs.getLong(1);
+            try (PreparedStatement statement = connection.prepareStatement(dialect.nextValueQuery(sequence))) {
+                long value;
+                try (ResultSet rs = statement.executeQuery()) {
+                    rs.next();
+                    value = rs.getLong(1);
+                }
+                if (statement.getWarnings() != null) {
+                    // Above all a commit whose wait for a synchronous standby was cancelled: reported as made, it "might not
+                    // have been replicated", and a failover could hand the value out again.
+                    throw new GrantInDoubtException("a token for " + resource + " from " + sequence + " came with a warning from the"
+                            + " server, so it is not used: " + statement.getWarnings().getMessage());
+                }
+                return value;
             }
         } catch (SQLException e) {
             throw SqlErrors.translate(dialect, "issuing a token for " + resource + " from " + sequence, e);
