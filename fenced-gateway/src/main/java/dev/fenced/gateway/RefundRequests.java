@@ -44,7 +44,7 @@ final class RefundRequests {
     static JsonNode readObject(HttpExchange exchange) throws IOException {
         byte[] bytes;
         try (InputStream in = exchange.getRequestBody()) {
-            // A body of known length is read into an array of its size: not into readNBytes' 8 KiB scratch and a copy.
+            // A body of known length is read to that length: up to 8 KiB into an array of its size, not an 8 KiB scratch and a copy.
             long length = declaredLength(exchange);
             bytes = in.readNBytes(length >= 0 && length <= MAX_BODY ? (int) length : MAX_BODY + 1);
         }
@@ -63,8 +63,14 @@ final class RefundRequests {
         return body;
     }
 
-    /** The request's {@code Content-Length}, or -1 when it sent none or one that is not a number. */
+    /**
+     * The request's {@code Content-Length}, or -1 when it sent none, one that is not a number, or
+     * a chunked body (which the server reads as chunked, whatever length it declares).
+     */
     private static long declaredLength(HttpExchange exchange) {
+        if (exchange.getRequestHeaders().containsKey("Transfer-Encoding")) {
+            return -1;
+        }
         String length = exchange.getRequestHeaders().getFirst("Content-Length");
         if (length == null || length.isEmpty() || length.length() > 18 || !length.chars().allMatch(Character::isDigit)) {
             return -1;

@@ -53,7 +53,11 @@ public interface JdbcDialect {
      */
     String lockingReadSuffix();
 
-    /** A query for the next value of {@code sequence}, a checked identifier. */
+    /**
+     * A query for the next value of {@code sequence}, a checked identifier, in its first column; run
+     * in auto-commit, so that its commit makes the value as durable as any write (other columns may
+     * serve that end).
+     */
     String nextValueQuery(String sequence);
 
     /**

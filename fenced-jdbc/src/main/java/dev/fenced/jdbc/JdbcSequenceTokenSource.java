@@ -2,7 +2,6 @@ package dev.fenced.jdbc;
 
 import dev.fenced.LeaseArguments;
 import dev.fenced.TokenSource;
-import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -28,28 +27,41 @@ public final class JdbcSequenceTokenSource implements TokenSource {
     /** The sequence of {@link #epochs(DataSource)}. */
     public static final String EPOCH_SEQUENCE = "fence_epoch_seq";
 
+    /**
+     * How long a draw waits for its commit (on PostgreSQL, for the synchronous standby) before the
+     * driver cancels it; a cancelled wait comes back with a warning, and the value is refused.
+     */
+    static final int DRAW_WAIT_SECONDS = 10;
+
     private final DataSource dataSource;
     private final DetectedDialect detected = new DetectedDialect();
     private final String sequence;
+    private final int drawWaitSeconds;
 
-    private JdbcSequenceTokenSource(DataSource dataSource, String sequence) {
+    private JdbcSequenceTokenSource(DataSource dataSource, String sequence, int drawWaitSeconds) {
         this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
         this.sequence = SqlIdentifiers.table("sequence", sequence);
+        this.drawWaitSeconds = drawWaitSeconds;
     }
 
     /** Tokens from {@code fence_token_seq}. */
     public static JdbcSequenceTokenSource of(DataSource dataSource) {
-        return new JdbcSequenceTokenSource(dataSource, DEFAULT_SEQUENCE);
+        return new JdbcSequenceTokenSource(dataSource, DEFAULT_SEQUENCE, DRAW_WAIT_SECONDS);
     }
 
     /** Epochs for Redis-issued tokens, from {@code fence_epoch_seq}: see {@link JdbcSequenceEpochSource}. */
     public static JdbcSequenceEpochSource epochs(DataSource dataSource) {
-        return new JdbcSequenceEpochSource(new JdbcSequenceTokenSource(dataSource, EPOCH_SEQUENCE));
+        return epochs(dataSource, DRAW_WAIT_SECONDS);
+    }
+
+    /** {@link #epochs(DataSource)} whose draws wait {@code drawWaitSeconds} at most: for tests. */
+    static JdbcSequenceEpochSource epochs(DataSource dataSource, int drawWaitSeconds) {
+        return new JdbcSequenceEpochSource(new JdbcSequenceTokenSource(dataSource, EPOCH_SEQUENCE, drawWaitSeconds));
     }
 
     /** Tokens from a sequence of your own; it must not cache values per session. */
     public static JdbcSequenceTokenSource of(DataSource dataSource, String sequence) {
-        return new JdbcSequenceTokenSource(dataSource, sequence);
+        return new JdbcSequenceTokenSource(dataSource, sequence, DRAW_WAIT_SECONDS);
     }
 
     /**
@@ -60,37 +72,45 @@ public final class JdbcSequenceTokenSource implements TokenSource {
         if (floor < 0) {
             throw new IllegalArgumentException("floor must not be negative, got " + floor);
         }
-        JdbcDialect dialect = null;
-        try (Connection connection = dataSource.getConnection()) {
-            dialect = detected.of(connection);
-            dialect.raiseSequenceAbove(connection, sequence, floor);
-        } catch (SQLException e) {
-            throw SqlErrors.translate(dialect, "raising " + sequence + " above " + floor, e);
-        }
+        AutoCommitWork.run(dataSource, sequence, connection -> {
+            JdbcDialect dialect = null;
+            try {
+                dialect = detected.of(connection);
+                dialect.raiseSequenceAbove(connection, sequence, floor);
+                return null;
+            } catch (SQLException e) {
+                throw SqlErrors.translate(dialect, "raising " + sequence + " above " + floor, e);
+            }
+        });
     }
 
     @Override
     public long nextToken(String resource) {
         LeaseArguments.requireValidResource(resource);
-        JdbcDialect dialect = null;
-        try (Connection connection = dataSource.getConnection()) {
-            dialect = detected.of(connection);
-            try (PreparedStatement statement = connection.prepareStatement(dialect.nextValueQuery(sequence))) {
-                long value;
-                try (ResultSet rs = statement.executeQuery()) {
-                    rs.next();
-                    value = rs.getLong(1);
+        // In auto-commit whatever the pool hands out: a draw left in an open transaction would be rolled back, never
+        // committed, and would wait for no standby.
+        return AutoCommitWork.run(dataSource, sequence, connection -> {
+            JdbcDialect dialect = null;
+            try {
+                dialect = detected.of(connection);
+                try (PreparedStatement statement = connection.prepareStatement(dialect.nextValueQuery(sequence))) {
+                    statement.setQueryTimeout(drawWaitSeconds);
+                    long value;
+                    try (ResultSet rs = statement.executeQuery()) {
+                        rs.next();
+                        value = rs.getLong(1);
+                    }
+                    if (statement.getWarnings() != null) {
+                        // Above all a commit whose wait for a synchronous standby was cancelled (by the timeout above):
+                        // reported as made, it "might not have been replicated", and a failover could hand it out again.
+                        throw new GrantInDoubtException("a token for " + resource + " from " + sequence + " came with a warning"
+                                + " from the server, so it is not used: " + statement.getWarnings().getMessage());
+                    }
+                    return value;
                 }
-                if (statement.getWarnings() != null) {
-                    // Above all a commit whose wait for a synchronous standby was cancelled: reported as made, it "might not
-                    // have been replicated", and a failover could hand the value out again.
-                    throw new GrantInDoubtException("a token for " + resource + " from " + sequence + " came with a warning from the"
-                            + " server, so it is not used: " + statement.getWarnings().getMessage());
-                }
-                return value;
+            } catch (SQLException e) {
+                throw SqlErrors.translate(dialect, "issuing a token for " + resource + " from " + sequence, e);
             }
-        } catch (SQLException e) {
-            throw SqlErrors.translate(dialect, "issuing a token for " + resource + " from " + sequence, e);
-        }
+        });
     }
 }

@@ -58,7 +58,8 @@ public final class PostgresDialect implements JdbcDialect {
             lock.executeQuery().close();
         }
         try (java.sql.PreparedStatement s = connection.prepareStatement(
-                "SELECT CASE WHEN nextval('" + sequence + "') <= ? THEN setval('" + sequence + "', ?) ELSE 0 END")) {
+                "SELECT CASE WHEN nextval('" + sequence + "') <= ? THEN setval('" + sequence + "', ?) ELSE 0 END,"
+                        + " pg_logical_emit_message(true, 'fenced', '')")) { // its commit waits for the standby, as a draw's
             s.setQueryTimeout(RAISE_WAIT_SECONDS);
             s.setLong(1, floor);
             s.setLong(2, Math.addExact(floor, RAISE_HEADROOM));

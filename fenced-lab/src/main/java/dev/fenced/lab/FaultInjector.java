@@ -594,14 +594,17 @@ final class FaultInjector {
         }
     }
 
-    /** Terminates every client's connection to the run's database; what refused it, if something did. */
+    /** Terminates every client's connection to the run's database; why no connection could be made, if none could. */
     private Optional<String> terminateBackends() {
         try (Connection c = DriverManager.getConnection(database.jdbcUrl()); Statement s = c.createStatement()) {
             s.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid()"
                     + " AND datname = current_database() AND backend_type = 'client backend'");
             return Optional.empty();
         } catch (SQLException e) {
-            return Optional.of(String.valueOf(e.getMessage()));
+            if (e.getSQLState() != null && e.getSQLState().startsWith("08")) { // connection exceptions: the database is down
+                return Optional.of(String.valueOf(e.getMessage()));
+            }
+            throw new IllegalStateException("could not terminate database connections: " + e.getMessage(), e);
         }
     }
 }
