@@ -81,9 +81,9 @@ public final class CpuByActivity {
     static Map<Activity, Long> of(Path collapsed) throws IOException {
         Map<Activity, Long> samples = new EnumMap<>(Activity.class);
         try (Stream<String> lines = Files.lines(collapsed)) {
-            lines.filter(line -> !line.isBlank()).forEach(line -> {
+            lines.filter(line -> line.matches(".* \\d+")).forEach(line -> { // a stack, a space, its count; nothing else
                 int space = line.lastIndexOf(' ');
-                long count = Long.parseLong(line.substring(space + 1).trim());
+                long count = Long.parseLong(line.substring(space + 1));
                 samples.merge(classify(line.substring(0, space).split(";")), count, Long::sum);
             });
         }

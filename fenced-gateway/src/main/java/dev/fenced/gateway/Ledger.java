@@ -85,7 +85,10 @@ final class Ledger implements AutoCloseable {
         return new Result(Outcome.CREATED, refund);
     }
 
-    /** {@code gw_000042}: the id of the ledger's 42nd refund, as {@code String.format("gw_%06d")} but without its parse, under the lock. */
+    /**
+     * {@code gw_000042}: the id of the ledger's 42nd refund, as {@code String.format("gw_%06d")}
+     * writes it, without the format's parse under the ledger's lock.
+     */
     static String gatewayId(int number) {
         String digits = Integer.toString(number);
         return digits.length() >= 6 ? "gw_" + digits : "gw_" + "000000".substring(digits.length()) + digits;

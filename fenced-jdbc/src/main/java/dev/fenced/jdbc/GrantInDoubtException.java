@@ -13,4 +13,17 @@ public class GrantInDoubtException extends StoreUnavailableException {
     public GrantInDoubtException(String message) {
         super(message, null);
     }
+
+    /**
+     * Throws when {@code statement} came back with a warning: {@code what} ("the lease on r was
+     * granted", "a token for r from s came") and why it is not used open the message, the server's
+     * warning ends it.
+     */
+    static void requireNoWarning(java.sql.Statement statement, String what, String whyNotUsed) throws java.sql.SQLException {
+        java.sql.SQLWarning warning = statement.getWarnings();
+        if (warning != null) {
+            throw new GrantInDoubtException(what + " with a warning from the server, so it is not used" + whyNotUsed + ": "
+                    + warning.getMessage());
+        }
+    }
 }

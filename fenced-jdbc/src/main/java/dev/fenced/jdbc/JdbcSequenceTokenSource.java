@@ -12,7 +12,7 @@ import javax.sql.DataSource;
  * Tokens from one database sequence ({@code fence_token_seq}, made by {@link FencedSchema}) for
  * every resource: one {@code nextval} per token, with no row to lock. Durable like
  * {@link JdbcTokenSource} (a sequence never goes back, and survives the loss of Redis), and
- * cheaper; on PostgreSQL each value's commit waits for a synchronous standby, so that a failover
+ * cheaper (measured before the wait that follows); on PostgreSQL each value's commit waits for a synchronous standby, so that a failover
  * cannot hand it out again, and a value reported with a warning (such a wait cancelled) is refused
  * with {@link GrantInDoubtException}. Tokens strictly increase per resource because they strictly
  * increase over all of them; they are not consecutive for a resource.
@@ -100,12 +100,9 @@ public final class JdbcSequenceTokenSource implements TokenSource {
                         rs.next();
                         value = rs.getLong(1);
                     }
-                    if (statement.getWarnings() != null) {
-                        // Above all a commit whose wait for a synchronous standby was cancelled (by the timeout above):
-                        // reported as made, it "might not have been replicated", and a failover could hand it out again.
-                        throw new GrantInDoubtException("a token for " + resource + " from " + sequence + " came with a warning"
-                                + " from the server, so it is not used: " + statement.getWarnings().getMessage());
-                    }
+                    // Above all a commit whose wait for a synchronous standby was cancelled (by the timeout above): reported
+                    // as made, it "might not have been replicated", and a failover could hand the value out again.
+                    GrantInDoubtException.requireNoWarning(statement, "a token for " + resource + " from " + sequence + " came", "");
                     return value;
                 }
             } catch (SQLException e) {

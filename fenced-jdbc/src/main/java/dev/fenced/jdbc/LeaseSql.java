@@ -4,7 +4,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.SQLWarning;
 import java.time.Duration;
 
 /**
@@ -140,12 +139,8 @@ abstract class LeaseSql {
          * can then lose it and draw its token again. The lease, if kept, ends by its TTL.
          */
         private static void requireNoWarning(PreparedStatement s, String resource) throws SQLException {
-            SQLWarning warning = s.getWarnings();
-            if (warning != null) {
-                throw new GrantInDoubtException("the lease on " + resource + " was granted with a warning from the server, so it is"
-                        + " not used (it ends by its TTL; a commit whose wait for a synchronous standby was cancelled may never"
-                        + " have been replicated): " + warning.getMessage());
-            }
+            GrantInDoubtException.requireNoWarning(s, "the lease on " + resource + " was granted", " (it ends by its TTL; a commit whose"
+                    + " wait for a synchronous standby was cancelled may never have been replicated)");
         }
 
         @Override
