@@ -24,7 +24,12 @@ final class FleetReport {
                               List<Double> heapPerInFlight, boolean heapAtFullLoad, List<Map.Entry<String, Long>> heapGrowth,
                               List<Long> rssPeakKib, List<Long> hwmKib, int workerDbConnections,
                               long settleMillis, long brokerMillis, long jobsDone, long retried, long deadLettered,
-                              double cpuBusyShare, Map<String, Double> cpuSeconds) {
+                              double cpuBusyShare, Map<String, Double> cpuSeconds, Map<String, Double> jvmThreadSeconds,
+                              PgCounters postgres) {
+        /** The CPU seconds of a group ("workers") less those of its JVM threads of one kind ("JIT"). */
+        double withoutJvmThreads(String group, String kind) {
+            return cpuSeconds.getOrDefault(group, 0.0) - jvmThreadSeconds.getOrDefault(group + ": " + kind, 0.0);
+        }
     }
 
     /** The section's Markdown: one row per fleet size, the limits they are held to, and how each figure was taken. */
@@ -63,6 +68,7 @@ final class FleetReport {
             }
             out.append('\n');
         }
+        out.append(perRefund(refunds, results));
         out.append("\nSeconds run from the first enqueue (workers started, warmed up and idle) until the last job is acked; every refund")
                 .append(" is then checked sent, and at the end every refund of the run is checked paid exactly once in the gateway's ledger.")
                 .append(" The limit is min(refunds in flight / 25 ms, the commits per second of single-row auto-commit UPDATEs from two")
@@ -84,6 +90,59 @@ final class FleetReport {
                     e.getValue() / (double) IN_FLIGHT_PER_WORKER / 1024)).collect(Collectors.joining(", "))).append(".\n");
         }
         return out.append('\n').toString();
+    }
+
+    /** CPU per refund with the JIT's share apart, and PostgreSQL's own counters per refund, when it keeps them. */
+    private static String perRefund(int refunds, List<SizeResult> results) {
+        StringBuilder out = new StringBuilder("\n| workers | CPU ms per refund: workers | their JIT | their GC | workers without JIT"
+                + " | gateway + bench | its JIT | all | all without JIT |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        for (SizeResult r : results) {
+            double all = r.cpuSeconds().values().stream().mapToDouble(Double::doubleValue).sum();
+            double jit = r.jvmThreadSeconds().entrySet().stream().filter(e -> e.getKey().endsWith(": JIT")).mapToDouble(Map.Entry::getValue).sum();
+            out.append(String.format("| %d | %s | %s | %s | %s | %s | %s | %s | %s |%n", r.workers(),
+                    ms(r.cpuSeconds().getOrDefault("workers", 0.0), refunds), ms(r.jvmThreadSeconds().getOrDefault("workers: JIT", 0.0), refunds),
+                    ms(r.jvmThreadSeconds().getOrDefault("workers: GC", 0.0), refunds), ms(r.withoutJvmThreads("workers", "JIT"), refunds),
+                    ms(r.cpuSeconds().getOrDefault("gateway + bench", 0.0), refunds),
+                    ms(r.jvmThreadSeconds().getOrDefault("gateway + bench: JIT", 0.0), refunds), ms(all, refunds), ms(all - jit, refunds)));
+        }
+        out.append("\nThe JVMs' own threads are read from /proc per thread over the same window: JIT is the C1 and C2 compiler threads,")
+                .append(" GC the collector's threads and the VM thread (safepoint operations).\n");
+        if (results.stream().anyMatch(r -> r.postgres() != null)) {
+            out.append("\n| workers | PostgreSQL per refund: transactions | rows inserted | rows updated | rows fetched | WAL records | WAL bytes")
+                    .append(" | statements |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+            for (SizeResult r : results) {
+                PgCounters pg = r.postgres();
+                if (pg != null) {
+                    out.append(String.format("| %d | %.3f | %.3f | %.3f | %.3f | %s | %s | %s |%n", r.workers(), pg.transactions() / (double) refunds,
+                            pg.rowsInserted() / (double) refunds, pg.rowsUpdated() / (double) refunds, pg.rowsFetched() / (double) refunds,
+                            pg.walRecords() < 0 ? "n/a" : String.format("%.2f", pg.walRecords() / (double) refunds),
+                            pg.walBytes() < 0 ? "n/a" : String.format("%.0f", pg.walBytes() / (double) refunds),
+                            pg.callsByStatement().isEmpty() ? "n/a" : String.format("%.3f", pg.statements() / (double) refunds)));
+                }
+            }
+            out.append("\nThe server's own counters over the timed run, read ").append(PgCounters.PUBLISH_DELAY.toMillis())
+                    .append(" ms after it (a backend publishes its counts within a second of going idle): pg_stat_database for this")
+                    .append(" database (the bench's own few queries included), pg_stat_wal for the server, and statements from")
+                    .append(" pg_stat_statements when the server preloads it (n/a otherwise).\n");
+            SizeResult first = results.get(0);
+            if (first.postgres() != null && !first.postgres().callsByStatement().isEmpty()) {
+                out.append(String.format("%nStatements per refund, %d worker%s, the most called first:%n%n", first.workers(),
+                        first.workers() == 1 ? "" : "s"));
+                first.postgres().callsByStatement().entrySet().stream().limit(12).forEach(e -> out.append(String.format("- %.3f `%s`%n",
+                        e.getValue() / (double) refunds, abbreviated(e.getKey()))));
+            }
+        }
+        return out.toString();
+    }
+
+    private static String ms(double seconds, int refunds) {
+        return String.format("%.3f", seconds * 1000 / refunds);
+    }
+
+    /** A statement's text on one line, at most 110 characters. */
+    private static String abbreviated(String sql) {
+        String line = sql.replaceAll("\\s+", " ").replace('`', '\'').trim();
+        return line.length() <= 110 ? line : line.substring(0, 107) + "...";
     }
 
     private static String kibRange(List<Double> bytes) {

@@ -5,6 +5,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -13,8 +14,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 
 /**
- * Samples each worker's resident set every 100 ms, and the database connections the workers
- * hold open (PostgreSQL, by application name), while the timed run lasts.
+ * Samples each worker's resident set every 100 ms, the database connections the workers hold open
+ * (PostgreSQL, by application name), and the CPU of the JVMs' own threads (the JIT's compilers, the
+ * collector's), while the timed run lasts. The JVM ends idle compiler threads, so their CPU is read
+ * every 100 ms rather than only at both ends: a thread that ends loses at most its last 100 ms.
  */
 final class FleetSampler implements AutoCloseable {
     private final List<Long> pids;
@@ -29,15 +32,46 @@ final class FleetSampler implements AutoCloseable {
         return thread;
     });
     private final AtomicInteger ticks = new AtomicInteger();
+    private final Map<String, List<Long>> jvms;
+    /** By "<JVM group>: <thread kind>", each thread's ticks when first seen in the window and when last seen. */
+    private final Map<String, Map<Long, long[]>> jvmThreadTicks = new ConcurrentHashMap<>();
 
-    FleetSampler(List<Long> pids, DataSource db, String applicationName) {
+    /** {@code jvms}: the processes whose JVM threads are read, by the name of the group they are reported under. */
+    FleetSampler(List<Long> pids, Map<String, List<Long>> jvms, DataSource db, String applicationName) {
         this.pids = pids;
+        this.jvms = jvms;
         this.db = db;
         this.applicationName = applicationName;
-        timer.scheduleAtFixedRate(this::sample, 0, 100, TimeUnit.MILLISECONDS);
+        sampleJvmThreads(true);
+        timer.scheduleAtFixedRate(this::sample, 100, 100, TimeUnit.MILLISECONDS);
+    }
+
+    /** The kind of a JVM's own thread, by its name as Linux keeps it (15 characters); null for any other thread. */
+    static String jvmThreadKind(String threadName) {
+        if (threadName.startsWith("C1 CompilerThre") || threadName.startsWith("C2 CompilerThre")) {
+            return "JIT";
+        }
+        if (threadName.startsWith("GC Thread") || threadName.startsWith("G1 ") || threadName.equals("VM Thread")) {
+            return "GC";
+        }
+        return null;
+    }
+
+    private void sampleJvmThreads(boolean windowStart) {
+        jvms.forEach((group, groupPids) -> {
+            for (long pid : groupPids) {
+                ProcStats.threads(pid, name -> jvmThreadKind(name) != null).forEach((tid, thread) -> {
+                    long now = thread.ticks();
+                    // a thread first seen after the window's start started within it: all its ticks count
+                    jvmThreadTicks.computeIfAbsent(group + ": " + jvmThreadKind(thread.name()), k -> new ConcurrentHashMap<>())
+                            .compute(tid, (t, seen) -> seen == null ? new long[] {windowStart ? now : 0, now} : new long[] {seen[0], now});
+                });
+            }
+        });
     }
 
     private void sample() {
+        sampleJvmThreads(false);
         for (long pid : pids) {
             ProcStats.statusKib(pid, "VmRSS").ifPresent(kib -> peakRss.merge(pid, kib, Math::max));
         }
@@ -63,6 +97,15 @@ final class FleetSampler implements AutoCloseable {
         return peakConnections.get();
     }
 
+    /** CPU seconds of the JVMs' own threads in the window, by "<JVM group>: <thread kind>" (e.g. "workers: JIT"). */
+    Map<String, Double> jvmThreadSeconds() {
+        Map<String, Double> seconds = new TreeMap<>();
+        jvmThreadTicks.forEach((key, threads) -> seconds.put(key,
+                threads.values().stream().mapToLong(t -> t[1] - t[0]).sum() / ProcStats.TICKS_PER_SECOND));
+        return seconds;
+    }
+
+    /** Ends the sampling with a last reading of the JVMs' threads: the window ends here. */
     @Override
     public void close() {
         timer.shutdown();
@@ -71,5 +114,6 @@ final class FleetSampler implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        sampleJvmThreads(false);
     }
 }

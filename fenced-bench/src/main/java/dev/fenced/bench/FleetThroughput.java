@@ -195,23 +195,33 @@ final class FleetThroughput {
 
             // The timed run: from the first enqueue, workers idle, until the last job is acked.
             List<String> timed = merchants.seed(size + "t", load.merchants(), load.refundsPerMerchant());
-            pause(); // the seeding's writes are not counted in the timed run's CPU
-            FleetSampler sampler = new FleetSampler(pids, db, pgUrl.startsWith("jdbc:postgresql:") ? applicationName : null);
+            boolean postgres = pgUrl.startsWith("jdbc:postgresql:");
+            // The seeding's writes are counted neither in the timed run's CPU nor in the server's counters.
+            sleep(postgres ? PgCounters.PUBLISH_DELAY : PAUSE);
+            PgCounters pgBefore = postgres ? PgCounters.read(db) : null;
+            long self = ProcessHandle.current().pid();
+            FleetSampler sampler = new FleetSampler(pids, Map.of("workers", pids, "gateway + bench", List.of(self)), db,
+                    postgres ? applicationName : null);
             ProcStats.MachineCpu cpuBefore = ProcStats.machine();
             Map<Long, ProcStats.ProcessCpu> processesBefore = ProcStats.processes();
             long start = System.nanoTime();
             merchants.enqueue(timed);
             awaitDone(workers, load.runTimeout());
             double seconds = (System.nanoTime() - start) / 1e9;
+            sampler.close();
             ProcStats.MachineCpu cpuAfter = ProcStats.machine();
             Map<Long, ProcStats.ProcessCpu> processesAfter = ProcStats.processes();
-            sampler.close();
             merchants.requireAllSent(timed);
             progress(size, String.format("timed run: %.2f s", seconds));
+            PgCounters pg = null;
+            if (postgres) {
+                sleep(PgCounters.PUBLISH_DELAY); // the workers' backends, idle now, publish their last counts
+                pg = PgCounters.read(db).since(pgBefore);
+            }
 
             Map<String, Double> cpu = new LinkedHashMap<>();
             cpu.put("workers", ProcStats.cpuSeconds(processesBefore, processesAfter, new HashSet<>(pids), false));
-            cpu.put("gateway + bench", ProcStats.cpuSeconds(processesBefore, processesAfter, Set.of(ProcessHandle.current().pid()), false));
+            cpu.put("gateway + bench", ProcStats.cpuSeconds(processesBefore, processesAfter, Set.of(self), false));
             servers.forEach((name, serverPids) -> cpu.put(name, ProcStats.cpuSeconds(processesBefore, processesAfter, serverPids, true)));
             double known = cpu.values().stream().mapToDouble(Double::doubleValue).sum();
             cpu.put("other", Math.max(0, cpuAfter.busySecondsSince(cpuBefore) - known));
@@ -244,7 +254,7 @@ final class FleetThroughput {
             }
             return new FleetReport.SizeResult(size, seconds, commitsPerSecond, connections, perInFlight, fullLoad, growth,
                     sampler.peakRssKib(), hwm, sampler.peakDbConnections(), settle, brokerTime, done, retried, dead,
-                    cpuAfter.busyShareSince(cpuBefore), cpu);
+                    cpuAfter.busyShareSince(cpuBefore), cpu, sampler.jvmThreadSeconds(), pg);
         } finally {
             workers.forEach(FleetWorkerProcess::close);
         }
@@ -255,7 +265,11 @@ final class FleetThroughput {
      * (there is none to read) but a gap, so that one phase's tail is not measured in the next.
      */
     private static void pause() throws InterruptedException {
-        Thread.sleep(PAUSE.toMillis());
+        sleep(PAUSE);
+    }
+
+    private static void sleep(Duration gap) throws InterruptedException {
+        Thread.sleep(gap.toMillis());
     }
 
     /** One line on stderr per phase, so that a long run shows where it is; the report goes to stdout at the end. */

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Set;
+import java.util.function.Predicate;
 
 /**
  * Readings from Linux's {@code /proc}: the machine's CPU time, each process's CPU time, a process's
@@ -76,6 +77,32 @@ final class ProcStats {
             return Map.of();
         }
         return all;
+    }
+
+    /** One thread's name, as Linux keeps it (15 characters: "C2 CompilerThre"), and its CPU ticks (user + system). */
+    record ThreadCpu(String name, long ticks) {
+    }
+
+    /** Each thread of process {@code pid} whose name passes {@code named}, by thread id; empty once the process is gone. */
+    static Map<Long, ThreadCpu> threads(long pid, Predicate<String> named) {
+        Map<Long, ThreadCpu> threads = new HashMap<>();
+        try (DirectoryStream<Path> tasks = Files.newDirectoryStream(Path.of("/proc", Long.toString(pid), "task"))) {
+            for (Path task : tasks) {
+                try {
+                    String stat = Files.readString(task.resolve("stat"));
+                    String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+                    if (named.test(name)) {
+                        String[] f = stat.substring(stat.lastIndexOf(')') + 2).trim().split("\\s+");
+                        threads.put(Long.parseLong(task.getFileName().toString()), new ThreadCpu(name, Long.parseLong(f[11]) + Long.parseLong(f[12])));
+                    }
+                } catch (IOException | RuntimeException gone) {
+                    // the thread ended while we read
+                }
+            }
+        } catch (IOException | RuntimeException gone) {
+            return Map.of();
+        }
+        return threads;
     }
 
     /** CPU seconds the processes in {@code pids} (and their children, when asked) used between the two readings. */
