@@ -10,6 +10,7 @@ import dev.fenced.provider.GatewayException;
 import dev.fenced.provider.GatewayRefund;
 import dev.fenced.provider.RefundGateway;
 import java.io.IOException;
+import java.lang.ref.Cleaner;
 import java.math.BigDecimal;
 import java.net.ConnectException;
 import java.net.URI;
@@ -21,8 +22,10 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Base64;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -40,13 +43,17 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@link GatewayException#outcome() outcome} says what it means for the money; this class is the one
  * place that decides it. Thread-safe.
  *
- * <p>On a machine of two cores or fewer, the JDK's {@code HttpClient} hands each answer of a call to
- * {@code CompletableFuture}'s default executor, which there starts a thread per task: a thread per
- * call. The {@code fenced} command line sets {@code java.util.concurrent.ForkJoinPool.common.parallelism}
- * to 2 on such machines; an application that makes many calls there may do the same (before
- * anything uses the common pool).
+ * <p>An {@code http} gateway is called on the calling thread, over a pool of keep-alive connections
+ * ({@link Http11Client}): a call costs no hand-off between threads. An {@code https} gateway is called
+ * through the JDK's {@code HttpClient}, and so is an {@code http} one when the system property
+ * {@value #HTTP_CLIENT_PROPERTY} is {@code jdk} (to compare the two, or should a server or proxy not
+ * get along with the built-in client; the default is {@code builtin}). The JDK's client, on a machine
+ * of two cores or fewer, hands each answer of a call to {@code CompletableFuture}'s default executor,
+ * which there starts a thread per task: a thread per call. The {@code fenced} command line sets
+ * {@code java.util.concurrent.ForkJoinPool.common.parallelism} to 2 on such machines; an application
+ * that makes many https calls there may do the same (before anything uses the common pool).
  */
-public final class GatewayClient implements RefundGateway {
+public final class GatewayClient implements RefundGateway, AutoCloseable {
     // One pool of parser buffers for the process, not Jackson's default of one set per thread: a
     // worker keeps a thread per refund in flight, and per-thread buffers made up about a third of
     // the heap each in-flight refund cost (BENCHMARKS.md, Fleet).
@@ -54,14 +61,21 @@ public final class GatewayClient implements RefundGateway {
             .configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
     private static final int MAX_REASON = 200;
 
+    /** The system property that chooses the client for {@code http} gateways: {@code builtin} (the default) or {@code jdk}. */
+    public static final String HTTP_CLIENT_PROPERTY = "fenced.gateway.httpClient";
+    private static final Cleaner IDLE_CONNECTIONS = Cleaner.create();
+
     private final URI base;
     private final String where;
     private final String authorization;
+    /** The built-in client, for http: exchanges on the calling thread, no hand-offs. Null when the JDK's is used. */
+    private final Http11Client plain;
+    /** The JDK's client (https, or http when asked) and the threads it works on. Null when the built-in one is used. */
     private final HttpClient http;
-    private final ThreadPoolExecutor httpTasks = httpTasks();
+    private final ThreadPoolExecutor httpTasks;
     private final Duration timeout;
 
-    private GatewayClient(URI url, Duration timeout) {
+    private GatewayClient(URI url, Duration timeout, boolean builtin) {
         // Credentials in the URL become a Basic authorization header and are kept out of every URI
         // and message from here on.
         this.base = URI.create(url.getScheme() + "://" + url.getRawAuthority().substring(url.getRawAuthority().lastIndexOf('@') + 1)
@@ -70,11 +84,21 @@ public final class GatewayClient implements RefundGateway {
                 : "Basic " + Base64.getEncoder().encodeToString(url.getUserInfo().getBytes(StandardCharsets.UTF_8));
         this.where = base.getScheme() + "://" + base.getHost() + (base.getPort() < 0 ? "" : ":" + base.getPort());
         this.timeout = timeout;
-        this.http = HttpClient.newBuilder().connectTimeout(timeout).version(HttpClient.Version.HTTP_1_1).executor(httpTasks).build();
+        if (builtin && base.getScheme().equals("http")) {
+            this.plain = new Http11Client(base.getHost(), base.getPort() < 0 ? 80 : base.getPort());
+            this.httpTasks = null;
+            this.http = null;
+            // The pool's idle sockets are closed once this client is unreachable: nothing else would close them.
+            IDLE_CONNECTIONS.register(this, plain::close);
+        } else {
+            this.plain = null;
+            this.httpTasks = httpTasks();
+            this.http = HttpClient.newBuilder().connectTimeout(timeout).version(HttpClient.Version.HTTP_1_1).executor(httpTasks).build();
+        }
     }
 
     /**
-     * A few threads that do all of the HTTP client's socket work (taking a pooled connection,
+     * For the JDK's client, a few threads that do all of its socket work (taking a pooled connection,
      * which reads it to see that it is open; writing requests; handing over answers). Each thread
      * that touches a socket keeps the JDK's per-thread socket-buffer cache (a 1,024-slot array,
      * about 4 KiB of heap): with the calling threads and the client's default of a new thread per
@@ -96,9 +120,19 @@ public final class GatewayClient implements RefundGateway {
     /**
      * A client for the gateway at {@code url} ({@code http://host:port}).
      *
-     * @throws IllegalArgumentException for a URL that is not http(s)://host[:port], or a timeout that is not positive
+     * @throws IllegalArgumentException for a URL that is not http(s)://host[:port], a timeout that is not positive,
+     *     or a {@value #HTTP_CLIENT_PROPERTY} that is neither {@code builtin} nor {@code jdk}
      */
     public static GatewayClient of(String url, Duration timeout) {
+        String client = System.getProperty(HTTP_CLIENT_PROPERTY, "builtin");
+        if (!client.equals("builtin") && !client.equals("jdk")) {
+            throw new IllegalArgumentException(HTTP_CLIENT_PROPERTY + " must be builtin or jdk, got '" + client + "'");
+        }
+        return of(url, timeout, client.equals("builtin"));
+    }
+
+    /** {@link #of(String, Duration)}, with the client for an http gateway chosen here: the built-in one, or the JDK's. */
+    static GatewayClient of(String url, Duration timeout, boolean builtin) {
         URI uri;
         try {
             uri = URI.create(url);
@@ -108,10 +142,13 @@ public final class GatewayClient implements RefundGateway {
         if (uri.getScheme() == null || !(uri.getScheme().equals("http") || uri.getScheme().equals("https")) || uri.getHost() == null) {
             throw new IllegalArgumentException("gateway URL must look like http://host:port");
         }
+        if (uri.getPort() == 0 || uri.getPort() > 65_535) {
+            throw new IllegalArgumentException("gateway URL's port must be 1 to 65535, got " + uri.getPort());
+        }
         if (timeout == null || timeout.isNegative() || timeout.isZero()) {
             throw new IllegalArgumentException("gateway timeout must be positive, got " + timeout);
         }
-        return new GatewayClient(uri, timeout);
+        return new GatewayClient(uri, timeout, builtin);
     }
 
     /**
@@ -147,17 +184,16 @@ public final class GatewayClient implements RefundGateway {
             body.put("metadata", metadata);
         }
         String what = "refund " + reference;
-        HttpRequest request;
+        byte[] json;
         try {
-            request = request("/refunds")
-                    .header("Content-Type", "application/json")
-                    .header("Idempotency-Key", idempotencyKey)
-                    .POST(HttpRequest.BodyPublishers.ofByteArray(JSON.writeValueAsBytes(body)))
-                    .build();
+            json = JSON.writeValueAsBytes(body);
         } catch (IOException e) {
             throw new GatewayException("could not encode the " + what + ": " + e.getMessage(), 0, Outcome.REJECTED, e);
         }
-        return read(send(request, what), what, GatewayRefund.class);
+        Map<String, String> headers = new LinkedHashMap<>();
+        headers.put("Content-Type", "application/json");
+        headers.put("Idempotency-Key", idempotencyKey);
+        return read(send("POST", "/refunds", headers, json, what), what, GatewayRefund.class);
     }
 
     /** The refund created under {@code idempotencyKey}, if any: how a caller in doubt learns what happened. */
@@ -197,14 +233,13 @@ public final class GatewayClient implements RefundGateway {
 
     /** Every refund the gateway has created, in order. */
     public List<GatewayRefund> ledger() {
-        HttpRequest request = request("/ledger").GET().build();
-        return read(send(request, "ledger"), "ledger", RefundList.class).refunds();
+        return read(send("GET", "/ledger", Map.of(), null, "ledger"), "ledger", RefundList.class).refunds();
     }
 
     private List<GatewayRefund> refunds(String parameter, String value) {
         String what = "lookup by " + parameter;
-        HttpRequest request = request("/refunds?" + parameter + "=" + URLEncoder.encode(value, StandardCharsets.UTF_8)).GET().build();
-        return read(send(request, what), what, RefundList.class).refunds();
+        return read(send("GET", "/refunds?" + parameter + "=" + URLEncoder.encode(value, StandardCharsets.UTF_8), Map.of(), null, what), what,
+                RefundList.class).refunds();
     }
 
     record RefundList(List<GatewayRefund> refunds) {
@@ -213,19 +248,44 @@ public final class GatewayClient implements RefundGateway {
         }
     }
 
-    private <T> T read(HttpResponse<byte[]> response, String what, Class<T> type) {
+    private <T> T read(Http11Client.Response response, String what, Class<T> type) {
         try {
             return JSON.readValue(response.body(), type);
         } catch (IOException e) {
             // A 2xx whose body we cannot read: the call may have done its work.
-            throw new GatewayException("unreadable answer from the gateway at " + where + " to the " + what, response.statusCode(),
+            throw new GatewayException("unreadable answer from the gateway at " + where + " to the " + what, response.status(),
                     Outcome.UNKNOWN, e);
         }
     }
 
-    private HttpRequest.Builder request(String pathAndQuery) {
-        HttpRequest.Builder builder = HttpRequest.newBuilder(base.resolve(pathAndQuery)).timeout(timeout);
-        return authorization == null ? builder : builder.header("Authorization", authorization);
+    /** One exchange, by the call's deadline: on the calling thread with the built-in client, else through the JDK's. */
+    private Http11Client.Response exchange(String method, String pathAndQuery, Map<String, String> headers, byte[] body)
+            throws IOException, InterruptedException {
+        URI uri = base.resolve(pathAndQuery);
+        Map<String, String> all = headers;
+        if (authorization != null) {
+            all = new LinkedHashMap<>(headers);
+            all.put("Authorization", authorization);
+        }
+        if (plain != null) {
+            String target = uri.getRawQuery() == null ? uri.getRawPath() : uri.getRawPath() + "?" + uri.getRawQuery();
+            return plain.exchange(method, target, all, body, System.nanoTime() + timeout.toNanos());
+        }
+        HttpRequest.Builder request = HttpRequest.newBuilder(uri).timeout(timeout);
+        if (body == null) {
+            request.GET();
+        } else {
+            request.method(method, HttpRequest.BodyPublishers.ofByteArray(body));
+        }
+        all.forEach(request::header);
+        HttpResponse<byte[]> response = exchange(request.build());
+        Map<String, String> first = new HashMap<>();
+        response.headers().map().forEach((name, values) -> {
+            if (!values.isEmpty()) {
+                first.put(name.toLowerCase(Locale.ROOT), values.get(0));
+            }
+        });
+        return new Http11Client.Response(response.statusCode(), first, response.body());
     }
 
     /** {@link HttpClient#send}, with the exchange started on {@link #httpTasks} rather than on the calling thread. */
@@ -249,10 +309,10 @@ public final class GatewayClient implements RefundGateway {
         }
     }
 
-    private HttpResponse<byte[]> send(HttpRequest request, String what) {
-        HttpResponse<byte[]> response;
+    private Http11Client.Response send(String method, String pathAndQuery, Map<String, String> headers, byte[] body, String what) {
+        Http11Client.Response response;
         try {
-            response = exchange(request);
+            response = exchange(method, pathAndQuery, headers, body);
         } catch (HttpConnectTimeoutException | ConnectException e) {
             throw new GatewayException("gateway at " + where + " is unreachable for the " + what + " (" + e.getClass().getSimpleName() + ")",
                     0, Outcome.UNAVAILABLE, e);
@@ -263,7 +323,7 @@ public final class GatewayClient implements RefundGateway {
             Thread.currentThread().interrupt();
             throw new GatewayException("interrupted waiting for the gateway's answer to the " + what, 0, Outcome.UNKNOWN, e);
         }
-        int status = response.statusCode();
+        int status = response.status();
         if (status >= 200 && status < 300) {
             return response;
         }
@@ -272,8 +332,8 @@ public final class GatewayClient implements RefundGateway {
     }
 
     /** A {@code Retry-After} in seconds (the form payment APIs send); null when absent or given as a date. */
-    private static Duration retryAfter(HttpResponse<byte[]> response) {
-        return response.headers().firstValue("Retry-After").filter(value -> value.matches("\\d{1,6}"))
+    private static Duration retryAfter(Http11Client.Response response) {
+        return response.header("Retry-After").filter(value -> value.matches("\\d{1,6}"))
                 .map(value -> Duration.ofSeconds(Long.parseLong(value))).orElse(null);
     }
 
@@ -288,6 +348,14 @@ public final class GatewayClient implements RefundGateway {
         }
         text = text.replaceAll("\\s+", " ").strip();
         return text.length() <= MAX_REASON ? text : text.substring(0, MAX_REASON) + "...";
+    }
+
+    /** Closes the idle connections (http); a client no longer reachable has them closed for it. */
+    @Override
+    public void close() {
+        if (plain != null) {
+            plain.close();
+        }
     }
 
     @Override

@@ -26,6 +26,11 @@ class PaymentGatewayTest {
         return GatewayConfig.builder().latency(Duration.ZERO);
     }
 
+    /** The client under test: the built-in HTTP/1.1 client here, the JDK's in {@link PaymentGatewayJdkClientTest}. */
+    GatewayClient client(String url, Duration timeout) {
+        return GatewayClient.of(url, timeout, true);
+    }
+
     @Test
     void gatewayIdsAreSixDigitsAtLeastAsStringFormatWroteThem() {
         for (int number : new int[] {1, 42, 999_999, 1_000_000, 12_345_678}) {
@@ -36,7 +41,7 @@ class PaymentGatewayTest {
     @Test
     void theSameIdempotencyKeyReturnsTheSameRefund() {
         try (PaymentGateway gateway = PaymentGateway.start(fast().build())) {
-            GatewayClient client = GatewayClient.of(gateway.url(), Duration.ofSeconds(5));
+            GatewayClient client = client(gateway.url(), Duration.ofSeconds(5));
             GatewayRefund first = client.createRefund("r_815", "r_815", "m_4471", AMOUNT, "EUR");
             GatewayRefund again = client.createRefund("r_815", "r_815", "m_4471", AMOUNT, "EUR");
             assertThat(again).isEqualTo(first);
@@ -55,7 +60,7 @@ class PaymentGatewayTest {
     @Test
     void lostAnswersCreateTheRefundAndLookupsDownAnswerNothing() {
         try (PaymentGateway gateway = PaymentGateway.start(fast().build())) {
-            GatewayClient client = GatewayClient.of(gateway.url(), Duration.ofSeconds(5));
+            GatewayClient client = client(gateway.url(), Duration.ofSeconds(5));
             gateway.loseAnswers(true);
             gateway.lookupsDown(true);
             assertThatThrownBy(() -> client.createRefund("k_815", "r_815", "m_4471", AMOUNT, "EUR"))
@@ -91,7 +96,7 @@ class PaymentGatewayTest {
         assertThat(config.keyRetention()).isEqualTo(Duration.ofHours(24));
         GatewayRefund first;
         try (PaymentGateway gateway = PaymentGateway.start(config)) {
-            GatewayClient client = GatewayClient.of(gateway.url(), Duration.ofSeconds(5));
+            GatewayClient client = client(gateway.url(), Duration.ofSeconds(5));
             first = client.createRefund("k_815", "r_815", "m_4471", AMOUNT, "EUR");
             clock.advance(Duration.ofHours(24).minusMillis(1));
             assertThat(client.findByKey("k_815")).contains(first);
@@ -99,7 +104,7 @@ class PaymentGatewayTest {
         }
         clock.advance(Duration.ofMillis(1));
         try (PaymentGateway restarted = PaymentGateway.start(config)) {
-            GatewayClient client = GatewayClient.of(restarted.url(), Duration.ofSeconds(5));
+            GatewayClient client = client(restarted.url(), Duration.ofSeconds(5));
             assertThat(client.findByKey("k_815")).isEmpty();
             assertThat(client.findByReference("m_4471", "r_815")).containsExactly(first);
             GatewayRefund second = client.createRefund("k_815", "r_815", "m_4471", AMOUNT, "EUR");
@@ -122,7 +127,7 @@ class PaymentGatewayTest {
     @Test
     void theSameKeyWithAnotherAmountIsRejected() {
         try (PaymentGateway gateway = PaymentGateway.start(fast().build())) {
-            GatewayClient client = GatewayClient.of(gateway.url(), Duration.ofSeconds(5));
+            GatewayClient client = client(gateway.url(), Duration.ofSeconds(5));
             client.createRefund("r_815", "r_815", "m_4471", AMOUNT, "EUR");
             assertThatThrownBy(() -> client.createRefund("r_815", "r_815", "m_4471", new BigDecimal("70.26"), "EUR"))
                     .isInstanceOfSatisfying(GatewayException.class, e -> {
@@ -137,7 +142,7 @@ class PaymentGatewayTest {
     @Test
     void withoutIdempotencyEveryPostCreatesARefund() {
         try (PaymentGateway gateway = PaymentGateway.start(fast().idempotency(false).build())) {
-            GatewayClient client = GatewayClient.of(gateway.url(), Duration.ofSeconds(5));
+            GatewayClient client = client(gateway.url(), Duration.ofSeconds(5));
             GatewayRefund first = client.createRefund("r_815", "r_815", "m_4471", AMOUNT, "EUR");
             GatewayRefund second = client.createRefund("r_815", "r_815", "m_4471", AMOUNT, "EUR");
             assertThat(second.id()).isNotEqualTo(first.id());
@@ -150,10 +155,10 @@ class PaymentGatewayTest {
         Path file = dir.resolve("ledger.jsonl");
         GatewayRefund created;
         try (PaymentGateway gateway = PaymentGateway.start(fast().ledgerFile(file).build())) {
-            created = GatewayClient.of(gateway.url(), Duration.ofSeconds(5)).createRefund("r_1", "r_1", "m_1", AMOUNT, "EUR");
+            created = client(gateway.url(), Duration.ofSeconds(5)).createRefund("r_1", "r_1", "m_1", AMOUNT, "EUR");
         }
         try (PaymentGateway restarted = PaymentGateway.start(fast().ledgerFile(file).build())) {
-            GatewayClient client = GatewayClient.of(restarted.url(), Duration.ofSeconds(5));
+            GatewayClient client = client(restarted.url(), Duration.ofSeconds(5));
             assertThat(client.ledger()).containsExactly(created);
             assertThat(client.createRefund("r_1", "r_1", "m_1", AMOUNT, "EUR")).isEqualTo(created);
             assertThat(client.createRefund("r_2", "r_2", "m_1", AMOUNT, "EUR").id()).isNotEqualTo(created.id());
@@ -174,7 +179,7 @@ class PaymentGatewayTest {
         Map<String, String> owner = Map.of("deployment", "d_1", "refund", "r_1");
         GatewayRefund created;
         try (PaymentGateway gateway = PaymentGateway.start(fast().ledgerFile(file).build())) {
-            GatewayClient client = GatewayClient.of(gateway.url(), Duration.ofSeconds(5));
+            GatewayClient client = client(gateway.url(), Duration.ofSeconds(5));
             created = client.createRefund("k_1", "r_1", "m_1", AMOUNT, "EUR", owner);
             assertThat(created.metadata()).isEqualTo(owner);
             assertThat(client.createRefund("k_1", "r_1", "m_1", AMOUNT, "EUR", Map.of("deployment", "d_2")))
@@ -183,7 +188,7 @@ class PaymentGatewayTest {
             assertThat(client.createRefund("k_2", "r_2", "m_1", AMOUNT, "EUR").metadata()).as("control: none sent, none kept").isEmpty();
         }
         try (PaymentGateway restarted = PaymentGateway.start(fast().ledgerFile(file).build())) {
-            GatewayClient client = GatewayClient.of(restarted.url(), Duration.ofSeconds(5));
+            GatewayClient client = client(restarted.url(), Duration.ofSeconds(5));
             assertThat(client.refundsOf("m_1")).extracting(GatewayRefund::metadata)
                     .containsExactly(Map.of(), owner, Map.of());
             assertThat(client.findByKey("k_1")).contains(created);
@@ -202,7 +207,7 @@ class PaymentGatewayTest {
     @Test
     void aFaultAfterCreatingLeavesTheRefundAndARetryWithTheSameKeyFindsIt() {
         try (PaymentGateway gateway = PaymentGateway.start(fast().failAfter(1.0).build())) {
-            GatewayClient client = GatewayClient.of(gateway.url(), Duration.ofSeconds(5));
+            GatewayClient client = client(gateway.url(), Duration.ofSeconds(5));
             assertThatThrownBy(() -> client.createRefund("r_1", "r_1", "m_1", AMOUNT, "EUR"))
                     .isInstanceOfSatisfying(GatewayException.class, e -> assertThat(e.outcome()).isEqualTo(GatewayException.Outcome.UNKNOWN));
             assertThat(gateway.ledger()).hasSize(1);
@@ -217,7 +222,7 @@ class PaymentGatewayTest {
     @Test
     void aFaultBeforeCreatingLeavesNothing() {
         try (PaymentGateway gateway = PaymentGateway.start(fast().failBefore(1.0).build())) {
-            GatewayClient client = GatewayClient.of(gateway.url(), Duration.ofSeconds(5));
+            GatewayClient client = client(gateway.url(), Duration.ofSeconds(5));
             assertThatThrownBy(() -> client.createRefund("r_1", "r_1", "m_1", AMOUNT, "EUR"))
                     .isInstanceOfSatisfying(GatewayException.class, e -> {
                         assertThat(e.status()).isEqualTo(503);
@@ -230,7 +235,7 @@ class PaymentGatewayTest {
     @Test
     void aSlowAnswerTimesTheClientOutButTheRefundExists() {
         try (PaymentGateway gateway = PaymentGateway.start(fast().slow(1.0, Duration.ofSeconds(2)).build())) {
-            GatewayClient client = GatewayClient.of(gateway.url(), Duration.ofMillis(300));
+            GatewayClient client = client(gateway.url(), Duration.ofMillis(300));
             assertThatThrownBy(() -> client.createRefund("r_1", "r_1", "m_1", AMOUNT, "EUR"))
                     .isInstanceOfSatisfying(GatewayException.class, e -> {
                         assertThat(e.status()).isZero();
@@ -247,7 +252,7 @@ class PaymentGatewayTest {
         try (PaymentGateway gateway = PaymentGateway.start(fast().build())) {
             port = gateway.port();
         }
-        GatewayClient client = GatewayClient.of("http://operator:s3cret%40pw@127.0.0.1:" + port, Duration.ofSeconds(2));
+        GatewayClient client = client("http://operator:s3cret%40pw@127.0.0.1:" + port, Duration.ofSeconds(2));
         assertThatThrownBy(() -> client.createRefund("k", "r_1", "m_1", AMOUNT, "EUR"))
                 .isInstanceOfSatisfying(GatewayException.class, e -> {
                     assertThat(e.outcome()).isEqualTo(GatewayException.Outcome.UNAVAILABLE);
@@ -260,7 +265,7 @@ class PaymentGatewayTest {
     @Test
     void aRefusalIsRejectedAndCreatesNothing() {
         try (PaymentGateway gateway = PaymentGateway.start(fast().refuseAbove(new BigDecimal("50.00")).build())) {
-            GatewayClient client = GatewayClient.of(gateway.url(), Duration.ofSeconds(5));
+            GatewayClient client = client(gateway.url(), Duration.ofSeconds(5));
             assertThatThrownBy(() -> client.createRefund("k1", "r_1", "m_1", AMOUNT, "EUR"))
                     .isInstanceOfSatisfying(GatewayException.class, e -> {
                         assertThat(e.status()).isEqualTo(422);
@@ -304,6 +309,20 @@ class PaymentGatewayTest {
         }
         assertThatThrownBy(() -> GatewayClient.of("ftp://x", Duration.ofSeconds(1))).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> GatewayClient.of("not a url", Duration.ofSeconds(1))).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> GatewayClient.of("http://127.0.0.1:70000", Duration.ofSeconds(1))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("port");
+        String before = System.getProperty(GatewayClient.HTTP_CLIENT_PROPERTY);
+        System.setProperty(GatewayClient.HTTP_CLIENT_PROPERTY, "curl");
+        try {
+            assertThatThrownBy(() -> GatewayClient.of("http://127.0.0.1:1", Duration.ofSeconds(1))).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("builtin or jdk");
+        } finally {
+            if (before == null) {
+                System.clearProperty(GatewayClient.HTTP_CLIENT_PROPERTY);
+            } else {
+                System.setProperty(GatewayClient.HTTP_CLIENT_PROPERTY, before);
+            }
+        }
     }
 
     /**
@@ -315,7 +334,7 @@ class PaymentGatewayTest {
     void aWrongApiKeyIsRefusedWithoutEchoAndTheRightOneIsLetIn() {
         try (PaymentGateway gateway = PaymentGateway.start(fast().apiKey("sk_test_right").build())) {
             for (String url : List.of(gateway.url(), gateway.url().replace("http://", "http://sk_test_wrong@"))) {
-                GatewayClient client = GatewayClient.of(url, Duration.ofSeconds(5));
+                GatewayClient client = client(url, Duration.ofSeconds(5));
                 assertThatThrownBy(() -> client.createRefund("k_1", "r_1", "m_1", AMOUNT, "EUR"))
                         .isInstanceOfSatisfying(GatewayException.class, e -> {
                             assertThat(e.status()).isEqualTo(401);
@@ -325,7 +344,7 @@ class PaymentGatewayTest {
                         });
             }
             assertThat(gateway.ledger()).isEmpty();
-            GatewayClient right = GatewayClient.of(gateway.url().replace("http://", "http://sk_test_right:@"), Duration.ofSeconds(5));
+            GatewayClient right = client(gateway.url().replace("http://", "http://sk_test_right:@"), Duration.ofSeconds(5));
             assertThat(right.createRefund("k_1", "r_1", "m_1", AMOUNT, "EUR").reference()).isEqualTo("r_1");
         }
     }
@@ -334,7 +353,7 @@ class PaymentGatewayTest {
     @Test
     void aRateLimitedRequestCarriesItsRetryAfterAndMakesNothing() {
         try (PaymentGateway gateway = PaymentGateway.start(fast().rateLimited(1.0, Duration.ofMillis(1500)).build())) {
-            GatewayClient client = GatewayClient.of(gateway.url(), Duration.ofSeconds(5));
+            GatewayClient client = client(gateway.url(), Duration.ofSeconds(5));
             assertThatThrownBy(() -> client.createRefund("k_1", "r_1", "m_1", AMOUNT, "EUR"))
                     .isInstanceOfSatisfying(GatewayException.class, e -> {
                         assertThat(e.status()).isEqualTo(429);
@@ -360,7 +379,7 @@ class PaymentGatewayTest {
         GatewayConfig config = fast().clock(clock).ledgerFile(dir.resolve("ledger.jsonl")).lifecycle(Duration.ofHours(1), 0.5).seed(3).build();
         List<GatewayRefund> made = new java.util.ArrayList<>();
         try (PaymentGateway gateway = PaymentGateway.start(config)) {
-            GatewayClient client = GatewayClient.of(gateway.url(), Duration.ofSeconds(5));
+            GatewayClient client = client(gateway.url(), Duration.ofSeconds(5));
             for (int i = 1; i <= 20; i++) {
                 made.add(client.createRefund("k_" + i, "r_" + i, "m_1", AMOUNT, "EUR"));
             }
@@ -370,7 +389,7 @@ class PaymentGatewayTest {
                     .isIn(GatewayRefund.SUCCEEDED, GatewayRefund.FAILED);
         }
         try (PaymentGateway restarted = PaymentGateway.start(config)) {
-            GatewayClient client = GatewayClient.of(restarted.url(), Duration.ofSeconds(5));
+            GatewayClient client = client(restarted.url(), Duration.ofSeconds(5));
             List<GatewayRefund> now = client.refundsOf("m_1");
             assertThat(now).extracting(GatewayRefund::status).contains(GatewayRefund.SUCCEEDED, GatewayRefund.FAILED)
                     .doesNotContain(GatewayRefund.PENDING);
@@ -381,7 +400,7 @@ class PaymentGatewayTest {
             assertThat(client.refundById("m_2", made.get(3).id())).as("another merchant's id").isEmpty();
         }
         try (PaymentGateway plain = PaymentGateway.start(fast().build())) {
-            assertThat(GatewayClient.of(plain.url(), Duration.ofSeconds(5)).createRefund("k_1", "r_1", "m_1", AMOUNT, "EUR").status())
+            assertThat(client(plain.url(), Duration.ofSeconds(5)).createRefund("k_1", "r_1", "m_1", AMOUNT, "EUR").status())
                     .as("control: final at once").isEqualTo(GatewayRefund.SUCCEEDED);
         }
     }

@@ -99,10 +99,12 @@ final class GatewayCrossCheck {
 
     /** The discrepancies {@code fenced reconcile} reports for the merchants, summed. */
     static long reconcile(DataSource db, String gatewayUrl, Collection<String> merchants) {
-        Reconciliation reconciliation = Reconciliation.of(db, GatewayClient.of(gatewayUrl, Duration.ofSeconds(10)));
-        // A returned refund is the provider's word, reported for an operator; finalWord() checks it against the ledger.
-        return merchants.stream().mapToLong(merchant -> reconciliation.check(merchant).discrepancies().stream()
-                .filter(d -> d.kind() != Reconciliation.Kind.RETURNED).count()).sum();
+        try (GatewayClient gateway = GatewayClient.of(gatewayUrl, Duration.ofSeconds(10))) {
+            Reconciliation reconciliation = Reconciliation.of(db, gateway);
+            // A returned refund is the provider's word, reported for an operator; finalWord() checks it against the ledger.
+            return merchants.stream().mapToLong(merchant -> reconciliation.check(merchant).discrepancies().stream()
+                    .filter(d -> d.kind() != Reconciliation.Kind.RETURNED).count()).sum();
+        }
     }
 
     private static boolean matches(Row row, GatewayRefund refund) {

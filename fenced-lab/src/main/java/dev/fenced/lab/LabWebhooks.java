@@ -86,7 +86,9 @@ final class LabWebhooks implements AutoCloseable {
 
     /** The poll an operator's {@code fenced webhooks --gateway-url} runs: every sent row, now; returns the rows it moved. */
     static int pollAll(DataSource db, String gatewayUrl) {
-        return pollAll(db, GatewayClient.of(gatewayUrl, Duration.ofSeconds(10)));
+        try (GatewayClient gateway = GatewayClient.of(gatewayUrl, Duration.ofSeconds(10))) {
+            return pollAll(db, gateway);
+        }
     }
 
     /** The same poll through {@code gateway}. */

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.fenced.cli.FencedCli;
+import dev.fenced.gateway.GatewayClient;
 import dev.fenced.gateway.GatewayConfig;
 import dev.fenced.gateway.PaymentGateway;
 import dev.fenced.settlement.RefundSchema;
@@ -35,8 +36,9 @@ import org.junit.jupiter.api.io.TempDir;
  * refund there (BENCHMARKS.md, "CPU per refund"): the JDK's HTTP client hands every answer to
  * {@code CompletableFuture}'s default executor, which on JDKs up to 21 starts a thread per task
  * when the common pool has one thread (later JDKs have no such executor: the test is skipped there).
- * Control: the same run with the common pool forced to one thread starts at least one thread per
- * refund, so the gate sees the slip it guards against.
+ * The built-in client that http gateways now get hands nothing to another thread. Control: the same
+ * run through the JDK's client ({@code -Dfenced.gateway.httpClient=jdk}) with the common pool forced
+ * to one thread starts at least one thread per refund, so the gate sees the slip it guards against.
  */
 class WorkerThreadsTest {
     private static final int REFUNDS = 600;
@@ -48,7 +50,7 @@ class WorkerThreadsTest {
         try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build())) {
             double perRefund = threadsStartedPerRefund(dir.resolve("settle.jfr"), gateway, List.of());
             double control = threadsStartedPerRefund(dir.resolve("control.jfr"), gateway,
-                    List.of("-Djava.util.concurrent.ForkJoinPool.common.parallelism=1"));
+                    List.of("-D" + GatewayClient.HTTP_CLIENT_PROPERTY + "=jdk", "-Djava.util.concurrent.ForkJoinPool.common.parallelism=1"));
             System.out.printf("threads started per refund by a settle process (%d refunds): %.3f; control (a thread per task): %.3f%n",
                     REFUNDS, perRefund, control);
             assertThat(control).as("control: CompletableFuture's thread-per-task executor").isGreaterThanOrEqualTo(1.0);
