@@ -108,28 +108,23 @@ final class FleetReport {
         out.append("\nThe JVMs' own threads are read from /proc per thread over the same window: JIT is the C1 and C2 compiler threads,")
                 .append(" GC the collector's threads and the VM thread (safepoint operations).\n");
         if (results.stream().anyMatch(r -> r.postgres() != null)) {
-            out.append("\n| workers | PostgreSQL per refund: transactions | rows inserted | rows updated | rows fetched | WAL records | WAL bytes")
-                    .append(" | statements |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+            out.append("\n| workers | PostgreSQL per refund: statements | rows | WAL records | WAL bytes |\n|---:|---:|---:|---:|---:|\n");
             for (SizeResult r : results) {
-                PgCounters pg = r.postgres();
-                if (pg != null) {
-                    out.append(String.format("| %d | %.3f | %.3f | %.3f | %.3f | %s | %s | %s |%n", r.workers(), pg.transactions() / (double) refunds,
-                            pg.rowsInserted() / (double) refunds, pg.rowsUpdated() / (double) refunds, pg.rowsFetched() / (double) refunds,
-                            pg.walRecords() < 0 ? "n/a" : String.format("%.2f", pg.walRecords() / (double) refunds),
-                            pg.walBytes() < 0 ? "n/a" : String.format("%.0f", pg.walBytes() / (double) refunds),
-                            pg.callsByStatement().isEmpty() ? "n/a" : String.format("%.3f", pg.statements() / (double) refunds)));
+                if (r.postgres() != null) {
+                    PgCounters.Work all = r.postgres().total();
+                    out.append(String.format("| %d | %.3f | %.3f | %.2f | %.0f |%n", r.workers(), all.calls() / (double) refunds,
+                            all.rows() / (double) refunds, all.walRecords() / (double) refunds, all.walBytes() / (double) refunds));
                 }
             }
-            out.append("\nThe server's own counters over the timed run, read ").append(PgCounters.PUBLISH_DELAY.toMillis())
-                    .append(" ms after it (a backend publishes its counts within a second of going idle): pg_stat_database for this")
-                    .append(" database (the bench's own few queries included), pg_stat_wal for the server, and statements from")
-                    .append(" pg_stat_statements when the server preloads it (n/a otherwise).\n");
+            out.append("\nThe server's own account (pg_stat_statements, this database, the bench's queries of pg_stat_* views left out), over")
+                    .append(" the timed run: every statement a client sent, BEGIN and COMMIT included, and the rows and WAL each produced.\n");
             SizeResult first = results.get(0);
-            if (first.postgres() != null && !first.postgres().callsByStatement().isEmpty()) {
-                out.append(String.format("%nStatements per refund, %d worker%s, the most called first:%n%n", first.workers(),
-                        first.workers() == 1 ? "" : "s"));
-                first.postgres().callsByStatement().entrySet().stream().limit(12).forEach(e -> out.append(String.format("- %.3f `%s`%n",
-                        e.getValue() / (double) refunds, abbreviated(e.getKey()))));
+            if (first.postgres() != null) {
+                out.append(String.format("%nBy statement, %d worker%s, per refund, the most called first (calls, rows, WAL bytes):%n%n",
+                        first.workers(), first.workers() == 1 ? "" : "s"));
+                first.postgres().byStatement().entrySet().stream().limit(10).forEach(e -> out.append(String.format("- %.3f, %.3f, %.0f `%s`%n",
+                        e.getValue().calls() / (double) refunds, e.getValue().rows() / (double) refunds,
+                        e.getValue().walBytes() / (double) refunds, abbreviated(e.getKey()))));
             }
         }
         return out.toString();

@@ -196,9 +196,8 @@ final class FleetThroughput {
             // The timed run: from the first enqueue, workers idle, until the last job is acked.
             List<String> timed = merchants.seed(size + "t", load.merchants(), load.refundsPerMerchant());
             boolean postgres = pgUrl.startsWith("jdbc:postgresql:");
-            // The seeding's writes are counted neither in the timed run's CPU nor in the server's counters.
-            sleep(postgres ? PgCounters.PUBLISH_DELAY : PAUSE);
-            PgCounters pgBefore = postgres ? PgCounters.read(db) : null;
+            pause(); // the seeding's writes are not counted in the timed run's CPU
+            Optional<PgCounters> pgBefore = postgres ? PgCounters.read(db) : Optional.empty();
             long self = ProcessHandle.current().pid();
             FleetSampler sampler = new FleetSampler(pids, Map.of("workers", pids, "gateway + bench", List.of(self)), db,
                     postgres ? applicationName : null);
@@ -213,11 +212,7 @@ final class FleetThroughput {
             Map<Long, ProcStats.ProcessCpu> processesAfter = ProcStats.processes();
             merchants.requireAllSent(timed);
             progress(size, String.format("timed run: %.2f s", seconds));
-            PgCounters pg = null;
-            if (postgres) {
-                sleep(PgCounters.PUBLISH_DELAY); // the workers' backends, idle now, publish their last counts
-                pg = PgCounters.read(db).since(pgBefore);
-            }
+            PgCounters pg = pgBefore.isPresent() ? PgCounters.read(db).map(after -> after.since(pgBefore.get())).orElse(null) : null;
 
             Map<String, Double> cpu = new LinkedHashMap<>();
             cpu.put("workers", ProcStats.cpuSeconds(processesBefore, processesAfter, new HashSet<>(pids), false));
@@ -265,11 +260,7 @@ final class FleetThroughput {
      * (there is none to read) but a gap, so that one phase's tail is not measured in the next.
      */
     private static void pause() throws InterruptedException {
-        sleep(PAUSE);
-    }
-
-    private static void sleep(Duration gap) throws InterruptedException {
-        Thread.sleep(gap.toMillis());
+        Thread.sleep(PAUSE.toMillis());
     }
 
     /** One line on stderr per phase, so that a long run shows where it is; the report goes to stdout at the end. */

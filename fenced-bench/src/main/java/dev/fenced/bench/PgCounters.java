@@ -4,94 +4,75 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.time.Duration;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
 import javax.sql.DataSource;
 
 /**
- * PostgreSQL's own account of its work, read before and after a run: the database's transactions and
- * rows ({@code pg_stat_database}), the cluster's WAL ({@code pg_stat_wal}, PostgreSQL 14 and later) and,
- * when the server preloads {@code pg_stat_statements}, every statement's calls. What the client sends is
- * counted by {@code WorkCountTest}; this is what the server says it did.
+ * PostgreSQL's own account of the statements it ran in one database, read before and after a run from
+ * {@code pg_stat_statements}: calls, rows and WAL by statement. What the client sends is counted by
+ * {@code WorkCountTest}; this is what the server says it did. Only when the server preloads
+ * {@code pg_stat_statements}; the bench's own queries of {@code pg_stat_*} views are left out.
  *
- * <p>The first two are the cumulative statistics, which a backend publishes when it has been idle for
- * up to a second: read them {@link #PUBLISH_DELAY} after the work they should include.
- * {@code pg_stat_statements} counts as each statement ends.
+ * <p>Not {@code pg_stat_database} or {@code pg_stat_wal}: a backend publishes those counts when it
+ * can take their locks without waiting, else up to 10 s later (PostgreSQL 15's
+ * {@code PGSTAT_IDLE_INTERVAL}), so over a 20 s run they took in a good part of the seeding before it
+ * (tried: 0.75 rows inserted per refund, where the run inserts none). {@code pg_stat_statements}
+ * counts each statement as it ends.
  */
-record PgCounters(long transactions, long rowsInserted, long rowsUpdated, long rowsFetched, long walRecords, long walBytes,
-                  Map<String, Long> callsByStatement) {
-    /** PostgreSQL 15's PGSTAT_MIN_INTERVAL (1 s), with a margin: a backend's counts are in the views this long after it went idle. */
-    static final Duration PUBLISH_DELAY = Duration.ofMillis(1_200);
+record PgCounters(Map<String, Work> byStatement) {
+    /** What one statement cost, added over its calls. */
+    record Work(long calls, long rows, long walRecords, long walBytes) {
+        Work minus(Work before) {
+            return new Work(calls - before.calls, rows - before.rows, walRecords - before.walRecords, walBytes - before.walBytes);
+        }
 
-    /** Reads the counters of the database {@code db} connects to; a counter the server does not keep is -1, no statements an empty map. */
-    static PgCounters read(DataSource db) throws SQLException {
-        try (Connection c = db.getConnection(); Statement s = c.createStatement()) {
-            long transactions;
-            long inserted;
-            long updated;
-            long fetched;
-            try (ResultSet rs = s.executeQuery("SELECT xact_commit + xact_rollback, tup_inserted, tup_updated, tup_fetched"
-                    + " FROM pg_stat_database WHERE datname = current_database()")) {
-                rs.next();
-                transactions = rs.getLong(1);
-                inserted = rs.getLong(2);
-                updated = rs.getLong(3);
-                fetched = rs.getLong(4);
-            }
-            long walRecords = -1;
-            long walBytes = -1;
-            if (c.getMetaData().getDatabaseMajorVersion() >= 14) {
-                try (ResultSet rs = s.executeQuery("SELECT wal_records, wal_bytes FROM pg_stat_wal")) {
-                    rs.next();
-                    walRecords = rs.getLong(1);
-                    walBytes = rs.getLong(2);
-                }
-            }
-            return new PgCounters(transactions, inserted, updated, fetched, walRecords, walBytes, statements(c));
+        Work plus(Work other) {
+            return new Work(calls + other.calls, rows + other.rows, walRecords + other.walRecords, walBytes + other.walBytes);
         }
     }
 
-    /** Calls by statement text in this database, when {@code pg_stat_statements} is preloaded; else empty. */
-    private static Map<String, Long> statements(Connection c) {
-        Map<String, Long> calls = new HashMap<>();
-        try (Statement s = c.createStatement()) {
+    /** The counters of the database {@code db} connects to; empty when the server does not preload {@code pg_stat_statements}. */
+    static Optional<PgCounters> read(DataSource db) throws SQLException {
+        try (Connection c = db.getConnection(); Statement s = c.createStatement()) {
             try (ResultSet rs = s.executeQuery("SELECT current_setting('shared_preload_libraries') LIKE '%pg_stat_statements%'")) {
                 rs.next();
                 if (!rs.getBoolean(1)) {
-                    return Map.of();
+                    return Optional.empty();
                 }
             }
-            s.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
-            try (ResultSet rs = s.executeQuery("SELECT query, calls FROM pg_stat_statements"
-                    + " WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())")) {
-                while (rs.next()) {
-                    calls.merge(rs.getString(1), rs.getLong(2), Long::sum);
+            Map<String, Work> byStatement = new HashMap<>();
+            try {
+                s.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+                try (ResultSet rs = s.executeQuery("SELECT query, calls, rows, wal_records, wal_bytes FROM pg_stat_statements"
+                        + " WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query NOT LIKE '%pg_stat%'")) {
+                    while (rs.next()) {
+                        byStatement.merge(rs.getString(1), new Work(rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getLong(5)), Work::plus);
+                    }
                 }
+            } catch (SQLException notAvailable) {
+                // not a superuser, or the extension's files are not installed
+                return Optional.empty();
             }
-            return calls;
-        } catch (SQLException notAvailable) {
-            // not a superuser, or the extension's files are not installed: the server's other counters still tell
-            return Map.of();
+            return Optional.of(new PgCounters(byStatement));
         }
     }
 
-    /** What the server did between {@code before} and this reading; a statement first seen here counts from 0. */
+    /** What the server did between {@code before} and this reading, the most called statement first; one first seen here counts from 0. */
     PgCounters since(PgCounters before) {
-        Map<String, Long> calls = new LinkedHashMap<>();
-        callsByStatement.entrySet().stream()
-                .map(e -> Map.entry(e.getKey(), e.getValue() - before.callsByStatement.getOrDefault(e.getKey(), 0L)))
-                .filter(e -> e.getValue() > 0)
-                .sorted(Map.Entry.<String, Long>comparingByValue().reversed())
-                .forEach(e -> calls.put(e.getKey(), e.getValue()));
-        return new PgCounters(transactions - before.transactions, rowsInserted - before.rowsInserted, rowsUpdated - before.rowsUpdated,
-                rowsFetched - before.rowsFetched, walRecords < 0 ? -1 : walRecords - before.walRecords,
-                walBytes < 0 ? -1 : walBytes - before.walBytes, calls);
+        Map<String, Work> done = new LinkedHashMap<>();
+        byStatement.entrySet().stream()
+                .map(e -> Map.entry(e.getKey(), e.getValue().minus(before.byStatement.getOrDefault(e.getKey(), new Work(0, 0, 0, 0)))))
+                .filter(e -> e.getValue().calls() > 0)
+                .sorted((a, b) -> Long.compare(b.getValue().calls(), a.getValue().calls()))
+                .forEach(e -> done.put(e.getKey(), e.getValue()));
+        return new PgCounters(done);
     }
 
-    /** Every statement's calls, added. */
-    long statements() {
-        return callsByStatement.values().stream().mapToLong(Long::longValue).sum();
+    /** Every statement's work, added. */
+    Work total() {
+        return byStatement.values().stream().reduce(new Work(0, 0, 0, 0), Work::plus);
     }
 }
