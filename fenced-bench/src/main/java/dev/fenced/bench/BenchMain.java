@@ -20,7 +20,7 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * Runs every benchmark with its baseline in the same run and prints ratios. Uses the servers in
  * {@code FENCED_REDIS_URL}, {@code FENCED_PG_URL}, {@code FENCED_MARIADB_URL} and (for the fleet)
  * {@code FENCED_NATS_URL}, or embedded ones. {@code --quick} proves they still run in a few
- * minutes; its figures are rough. {@code --only lease|cluster|writes|transactions|tokens|settlement|fleet|memory} runs
+ * minutes; its figures are rough. {@code --only lease|cluster|writes|transactions|tokens|settlement|fleet|client|memory} runs
  * one section. The report goes to stdout; progress to stderr (a bar on a terminal, otherwise a line
  * per section and one every 30 s, {@code --progress-every MILLIS}), none with {@code --quiet}.
  */
@@ -29,6 +29,11 @@ public final class BenchMain {
     }
 
     public static void main(String[] args) throws Exception {
+        // As the fenced command line does (FencedCli): with a common pool of one thread (2 cores), the JDK's HttpClient would
+        // start a thread per call on JDK 17 to 21, and the client section would measure that rather than the client.
+        if (System.getProperty("java.util.concurrent.ForkJoinPool.common.parallelism") == null && Runtime.getRuntime().availableProcessors() <= 2) {
+            System.setProperty("java.util.concurrent.ForkJoinPool.common.parallelism", "2");
+        }
         boolean quick = List.of(args).contains("--quick");
         boolean quiet = List.of(args).contains("--quiet");
         String only = null;
@@ -40,8 +45,10 @@ public final class BenchMain {
                 progressEvery = Duration.ofMillis(Long.parseLong(args[i + 1]));
             }
         }
-        if (only != null && !List.of("lease", "cluster", "stores", "writes", "transactions", "tokens", "settlement", "fleet", "memory").contains(only)) {
-            System.err.println("benchmarks: --only takes lease, cluster, stores, writes, transactions, tokens, settlement, fleet or memory, got " + only);
+        if (only != null && !List.of("lease", "cluster", "stores", "writes", "transactions", "tokens", "settlement", "fleet", "client", "memory")
+                .contains(only)) {
+            System.err.println("benchmarks: --only takes lease, cluster, stores, writes, transactions, tokens, settlement, fleet, client or memory,"
+                    + " got " + only);
             System.exit(2);
         }
         EmbeddedRedis redis = null;
@@ -113,6 +120,9 @@ public final class BenchMain {
             }
             if (fleet) {
                 sections.put("fleet", () -> FleetThroughput.run(redis1, pg, natsAt, quick));
+            }
+            if (only == null || only.equals("client")) {
+                sections.put("client", () -> PairedGatewayClients.run(quick));
             }
             if (only == null || only.equals("memory")) {
                 sections.put("memory", () -> Footprint.run(redis1, pg));
