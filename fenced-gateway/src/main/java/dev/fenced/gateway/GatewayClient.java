@@ -11,6 +11,7 @@ import dev.fenced.provider.GatewayRefund;
 import dev.fenced.provider.RefundGateway;
 import java.io.IOException;
 import java.lang.ref.Cleaner;
+import java.lang.ref.Reference;
 import java.math.BigDecimal;
 import java.net.ConnectException;
 import java.net.URI;
@@ -19,6 +20,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Base64;
@@ -33,6 +35,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -73,6 +76,8 @@ public final class GatewayClient implements RefundGateway, AutoCloseable {
     /** The JDK's client (https, or http when asked) and the threads it works on. Null when the built-in one is used. */
     private final HttpClient http;
     private final ThreadPoolExecutor httpTasks;
+    /** Closes the built-in client's idle connections once this client is unreachable, or when it is closed; null for the JDK's. */
+    private final Cleaner.Cleanable idleConnections;
     private final Duration timeout;
 
     private GatewayClient(URI url, Duration timeout, boolean builtin) {
@@ -89,9 +94,10 @@ public final class GatewayClient implements RefundGateway, AutoCloseable {
             this.httpTasks = null;
             this.http = null;
             // The pool's idle sockets are closed once this client is unreachable: nothing else would close them.
-            IDLE_CONNECTIONS.register(this, plain::close);
+            this.idleConnections = IDLE_CONNECTIONS.register(this, plain::close);
         } else {
             this.plain = null;
+            this.idleConnections = null;
             this.httpTasks = httpTasks();
             this.http = HttpClient.newBuilder().connectTimeout(timeout).version(HttpClient.Version.HTTP_1_1).executor(httpTasks).build();
         }
@@ -124,7 +130,7 @@ public final class GatewayClient implements RefundGateway, AutoCloseable {
      *     or a {@value #HTTP_CLIENT_PROPERTY} that is neither {@code builtin} nor {@code jdk}
      */
     public static GatewayClient of(String url, Duration timeout) {
-        String client = System.getProperty(HTTP_CLIENT_PROPERTY, "builtin");
+        String client = System.getProperty(HTTP_CLIENT_PROPERTY, "builtin").trim().toLowerCase(Locale.ROOT);
         if (!client.equals("builtin") && !client.equals("jdk")) {
             throw new IllegalArgumentException(HTTP_CLIENT_PROPERTY + " must be builtin or jdk, got '" + client + "'");
         }
@@ -269,7 +275,12 @@ public final class GatewayClient implements RefundGateway, AutoCloseable {
         }
         if (plain != null) {
             String target = uri.getRawQuery() == null ? uri.getRawPath() : uri.getRawPath() + "?" + uri.getRawQuery();
-            return plain.exchange(method, target, all, body, System.nanoTime() + timeout.toNanos());
+            try {
+                return plain.exchange(method, target, all, body, System.nanoTime() + timeout.toNanos());
+            } finally {
+                // A client made for one call may be unreachable while the call runs: its Cleaner must not close the pool under it.
+                Reference.reachabilityFence(this);
+            }
         }
         HttpRequest.Builder request = HttpRequest.newBuilder(uri).timeout(timeout);
         if (body == null) {
@@ -293,7 +304,11 @@ public final class GatewayClient implements RefundGateway, AutoCloseable {
         CompletableFuture<HttpResponse<byte[]>> answer = CompletableFuture
                 .supplyAsync(() -> http.sendAsync(request, HttpResponse.BodyHandlers.ofByteArray()), httpTasks).thenCompose(sent -> sent);
         try {
-            return answer.get();
+            // The JDK's request timeout ends when the answer's head arrives: a body that stalls would hold the caller for ever.
+            return answer.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            answer.cancel(true);
+            throw new HttpTimeoutException("no whole answer within " + timeout.toMillis() + " ms");
         } catch (InterruptedException e) {
             answer.cancel(true);
             throw e;
@@ -333,7 +348,7 @@ public final class GatewayClient implements RefundGateway, AutoCloseable {
 
     /** A {@code Retry-After} in seconds (the form payment APIs send); null when absent or given as a date. */
     private static Duration retryAfter(Http11Client.Response response) {
-        return response.header("Retry-After").filter(value -> value.matches("\\d{1,6}"))
+        return response.header("Retry-After").map(value -> value.split(",")[0].trim()) // a repeated field comes joined.filter(value -> value.matches("\\d{1,6}"))
                 .map(value -> Duration.ofSeconds(Long.parseLong(value))).orElse(null);
     }
 
@@ -353,8 +368,8 @@ public final class GatewayClient implements RefundGateway, AutoCloseable {
     /** Closes the idle connections (http); a client no longer reachable has them closed for it. */
     @Override
     public void close() {
-        if (plain != null) {
-            plain.close();
+        if (idleConnections != null) {
+            idleConnections.clean(); // once: plain.close(), and the Cleaner forgets this client
         }
     }
 

@@ -7,6 +7,7 @@ import java.io.InterruptedIOException;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.ProtocolException;
+import java.net.UnknownHostException;
 import java.net.StandardSocketOptions;
 import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpTimeoutException;
@@ -30,6 +31,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * A small HTTP/1.1 client for plain {@code http} that makes each exchange on the calling thread, over a
@@ -51,9 +53,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * end of the stream) and replaced.
  *
  * <p>Answers may be delimited by {@code Content-Length}, by chunks, or by the server closing the
- * connection; informational (1xx) answers are skipped. Not supported: TLS (https keeps the JDK's
- * client), proxies, redirects, compression, {@code HEAD}, trailers (read and dropped), pipelining.
- * Thread-safe; a connection serves one exchange at a time.
+ * connection, up to 256 MiB; informational (1xx) answers are skipped; a server's {@code Keep-Alive:
+ * timeout} shortens how long an idle connection is kept (4 s at most). Not supported: TLS (https
+ * keeps the JDK's client), proxies, redirects, compression, {@code HEAD}, trailers (read and
+ * dropped), pipelining. Thread-safe; a connection serves one exchange at a time.
  */
 final class Http11Client implements AutoCloseable {
     /** One answer: the status, the header fields by lower-case name (repeated fields joined with ", "), the body. */
@@ -70,7 +73,8 @@ final class Http11Client implements AutoCloseable {
     private static final int BUFFER_BYTES = 16 * 1024;
     /** The most a head (the status line and the fields), or any one line of a chunked body's framing, may hold. */
     private static final int MAX_HEAD_BYTES = 64 * 1024;
-    private static final int MAX_BODY_BYTES = 16 * 1024 * 1024;
+    /** A merchant's whole ledger comes in one answer (about 250 bytes a refund): a million refunds fit. */
+    private static final int MAX_BODY_BYTES = 256 * 1024 * 1024;
     /** Idle connections kept at most; more are closed when their exchange ends. */
     private static final int MAX_IDLE = 64;
     /**
@@ -103,6 +107,7 @@ final class Http11Client implements AutoCloseable {
     private final ConcurrentLinkedDeque<Connection> idle = new ConcurrentLinkedDeque<>();
     private volatile boolean closed;
     private volatile Address address;
+    private final AtomicReference<CompletableFuture<InetSocketAddress>> lookingUp = new AtomicReference<>();
 
     private record Address(InetSocketAddress socket, long lookedUp) {
     }
@@ -132,20 +137,19 @@ final class Http11Client implements AutoCloseable {
             return exchange(connection, request, deadline);
         } catch (IOException e) {
             if (!(method.equals("GET") && reused && connection.nothingRead) || e instanceof InterruptedIOException
-                    || e instanceof HttpTimeoutException) {
+                    || e instanceof HttpTimeoutException || e instanceof ConnectException) {
                 throw e;
             }
-            // The server ended a kept-alive connection as this read went out: once more, on a new connection. Its
-            // failure to connect is not "nothing was sent": the first request was.
-            Connection fresh;
+            // The server ended a kept-alive connection as this read went out: once more, on a new connection. A failure
+            // to connect or to start now is not "nothing was sent": the first request was.
             try {
-                fresh = Connection.open(address(deadline), deadline);
-            } catch (IOException notConnected) {
-                IOException failed = new IOException("the connection ended before the answer, and no other was made: " + notConnected, e);
-                failed.addSuppressed(notConnected);
+                return exchange(Connection.open(address(deadline), deadline), request, deadline);
+            } catch (ConnectException | HttpConnectTimeoutException notSent) {
+                IOException failed = new IOException("the connection ended before the answer, and the request could not be sent again: "
+                        + notSent, e);
+                failed.addSuppressed(notSent);
                 throw failed;
             }
-            return exchange(fresh, request, deadline);
         }
     }
 
@@ -164,6 +168,7 @@ final class Http11Client implements AutoCloseable {
                 if (closed) { // closed meanwhile: nobody else will close what was just pooled
                     close();
                 }
+                closeExpired();
             }
             return response;
         } catch (RuntimeException e) {
@@ -178,7 +183,7 @@ final class Http11Client implements AutoCloseable {
 
     private byte[] request(String method, String target, Map<String, String> headers, byte[] body) {
         StringBuilder head = new StringBuilder(256).append(method).append(' ').append(target).append(" HTTP/1.1\r\nHost: ")
-                .append(hostHeader).append("\r\n");
+                .append(hostHeader).append("\r\nUser-Agent: fenced\r\n");
         headers.forEach((name, value) -> {
             if (!isToken(name) || !isFieldValue(value)) {
                 throw new IllegalArgumentException("invalid HTTP header " + name);
@@ -227,7 +232,7 @@ final class Http11Client implements AutoCloseable {
     private Connection take(long deadline) throws IOException {
         Connection connection;
         while ((connection = idle.pollFirst()) != null) {
-            if (System.nanoTime() - connection.idleSince < MAX_IDLE_NANOS && connection.stillOpen()) {
+            if (System.nanoTime() - connection.idleSince < connection.maxIdleNanos && connection.stillOpen()) {
                 closeExpired();
                 return connection;
             }
@@ -242,26 +247,53 @@ final class Http11Client implements AutoCloseable {
     /** Closes the connections left idle too long at the pool's far end: nothing else would, and each holds three descriptors. */
     private void closeExpired() {
         Connection oldest;
-        while ((oldest = idle.peekLast()) != null && System.nanoTime() - oldest.idleSince >= MAX_IDLE_NANOS) {
+        while ((oldest = idle.peekLast()) != null && System.nanoTime() - oldest.idleSince >= oldest.maxIdleNanos) {
             if (idle.removeLastOccurrence(oldest)) {
                 oldest.close();
             }
         }
     }
 
-    /** The host's address, looked up again after {@link #ADDRESS_NANOS} or a failed connection, by the deadline. */
+    /**
+     * The host's address, looked up again once it is {@link #ADDRESS_NANOS} old, by the deadline. One
+     * lookup at a time, shared by every caller that needs it; while it fails or is slow, the last
+     * address found is used.
+     */
     private InetSocketAddress address(long deadline) throws IOException {
         Address known = address;
         if (known != null && System.nanoTime() - known.lookedUp() < ADDRESS_NANOS) {
             return known.socket();
         }
-        CompletableFuture<InetSocketAddress> lookup = CompletableFuture.supplyAsync(() -> new InetSocketAddress(host, port), LOOKUPS);
-        InetSocketAddress found;
+        CompletableFuture<InetSocketAddress> started = new CompletableFuture<>();
+        CompletableFuture<InetSocketAddress> lookup = lookingUp.compareAndExchange(null, started);
+        if (lookup == null) {
+            lookup = started;
+            LOOKUPS.execute(() -> {
+                try {
+                    InetSocketAddress found = new InetSocketAddress(host, port);
+                    if (found.isUnresolved()) {
+                        throw new UnknownHostException(host);
+                    }
+                    address = new Address(found, System.nanoTime());
+                    started.complete(found);
+                } catch (Throwable e) {
+                    started.completeExceptionally(e);
+                } finally {
+                    lookingUp.compareAndSet(started, null);
+                }
+            });
+        }
         try {
-            found = lookup.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            return lookup.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
+            if (known != null) {
+                return known.socket();
+            }
             throw new HttpConnectTimeoutException("the name " + host + " was not looked up by the deadline");
         } catch (ExecutionException e) {
+            if (known != null) {
+                return known.socket();
+            }
             ConnectException failed = new ConnectException("could not look up " + host + ": " + e.getCause());
             failed.initCause(e.getCause());
             throw failed;
@@ -269,11 +301,6 @@ final class Http11Client implements AutoCloseable {
             Thread.currentThread().interrupt();
             throw new ConnectException("interrupted looking up " + host);
         }
-        if (found.isUnresolved()) {
-            throw new ConnectException("unknown host " + host);
-        }
-        address = new Address(found, System.nanoTime());
-        return found;
     }
 
     /** Closes the idle connections; one in use is closed when its exchange ends. */
@@ -294,6 +321,8 @@ final class Http11Client implements AutoCloseable {
         /** Between two reads, holds the bytes received and not yet parsed (position to limit). */
         private final ByteBuffer buffer = ByteBuffer.allocateDirect(BUFFER_BYTES);
         private long idleSince;
+        /** {@link #MAX_IDLE_NANOS}, or less when the server said it keeps idle connections for less ({@code Keep-Alive: timeout}). */
+        private long maxIdleNanos = MAX_IDLE_NANOS;
         private boolean used;
         private boolean reusable;
         private boolean nothingRead;
@@ -351,6 +380,14 @@ final class Http11Client implements AutoCloseable {
         }
 
         void write(byte[] request, long deadline) throws IOException {
+            // Nothing is sent that could not be waited for: a call whose time went on the lookup or the connection, or
+            // whose thread is being stopped, fails as one that never reached the server.
+            if (deadline - System.nanoTime() <= 0) {
+                throw new HttpConnectTimeoutException("no time left to send the request");
+            }
+            if (Thread.currentThread().isInterrupted()) {
+                throw new ConnectException("interrupted before the request was sent");
+            }
             int offset = 0;
             while (offset < request.length) {
                 buffer.clear();
@@ -400,7 +437,22 @@ final class Http11Client implements AutoCloseable {
             }
             // bytes beyond the answer mean the framing was not what it seemed: such a connection is not used again
             reusable &= !buffer.hasRemaining();
+            keepAlive(headers.get("keep-alive"));
             return new Response(status, headers, body);
+        }
+
+        /** A server's {@code Keep-Alive: timeout=N}: the connection is reused only well within those N seconds (one second less). */
+        private void keepAlive(String field) {
+            if (field == null) {
+                return;
+            }
+            for (String parameter : tokens(field)) {
+                if (parameter.startsWith("timeout=") && digits(parameter.substring("timeout=".length()), 10, 9)) {
+                    long seconds = Long.parseLong(parameter.substring("timeout=".length()));
+                    maxIdleNanos = Math.min(MAX_IDLE_NANOS, TimeUnit.SECONDS.toNanos(seconds - 1));
+                    reusable &= maxIdleNanos > 0;
+                }
+            }
         }
 
         /** The status of {@code HTTP/1.x NNN[ reason]}, strictly: three digits, then the end or a space. */

@@ -312,6 +312,35 @@ class Http11ClientTest {
     }
 
     @Test
+    void aServerThatKeepsIdleConnectionsBrieflyGetsANewOneEachTime() throws Exception {
+        try (ScriptedServer server = new ScriptedServer((c, r, head, socket) -> write(socket,
+                "HTTP/1.1 200 OK\r\nKeep-Alive: timeout=1, max=100\r\nContent-Length: 2\r\n\r\n{}"));
+             Http11Client client = server.client()) {
+            client.exchange("GET", "/", Map.of(), null, deadline(TIMEOUT));
+            client.exchange("GET", "/", Map.of(), null, deadline(TIMEOUT));
+            assertThat(server.connections.get()).as("kept for timeout - 1 s: not at all").isEqualTo(2);
+        }
+    }
+
+    @Test
+    void aCallWithNoTimeLeftSendsNothingAndFailsAsNotConnected() throws Exception {
+        try (ScriptedServer server = new ScriptedServer((c, r, head, socket) -> write(socket, ok("{}")));
+             Http11Client client = server.client()) {
+            client.exchange("GET", "/", Map.of(), null, deadline(TIMEOUT)); // a kept connection: no connect to spend the time on
+            assertThatThrownBy(() -> client.exchange("POST", "/refunds", Map.of(), new byte[] {'{', '}'}, System.nanoTime() - 1))
+                    .isInstanceOf(HttpConnectTimeoutException.class);
+            Thread.currentThread().interrupt();
+            try {
+                assertThatThrownBy(() -> client.exchange("POST", "/refunds", Map.of(), new byte[] {'{', '}'}, deadline(TIMEOUT)))
+                        .isInstanceOf(ConnectException.class);
+            } finally {
+                Thread.interrupted();
+            }
+            assertThat(server.heads).as("only the first request was sent").hasSize(1);
+        }
+    }
+
+    @Test
     void aMalformedOrEndlessHeadIsAProtocolError() throws Exception {
         List<String> answers = List.of("SMTP ready\r\n\r\n", "HTTP/1.1 200 OK\r\nX-Long: " + "a".repeat(70_000) + "\r\n\r\n",
                 "HTTP/1.1 2000 OK\r\nContent-Length: 0\r\n\r\n", "HTTP/1.1 200OK\r\nContent-Length: 0\r\n\r\n",

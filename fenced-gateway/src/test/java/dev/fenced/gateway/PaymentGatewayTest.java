@@ -2,6 +2,7 @@ package dev.fenced.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import dev.fenced.provider.GatewayException;
 import dev.fenced.provider.GatewayRefund;
@@ -11,6 +12,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -29,6 +31,21 @@ class PaymentGatewayTest {
     /** The client under test: the built-in HTTP/1.1 client here, the JDK's in {@link PaymentGatewayJdkClientTest}. */
     GatewayClient client(String url, Duration timeout) {
         return GatewayClient.of(url, timeout, true);
+    }
+
+    @Test
+    void anAnswerWhoseBodyStallsEndsByTheCallsTimeoutInDoubt() throws Exception {
+        // The head arrives, then a part of the body, and the rest never: the JDK's request timeout alone stops at the head.
+        try (Http11ClientTest.ScriptedServer server = new Http11ClientTest.ScriptedServer((c, r, head, socket) -> {
+            socket.getOutputStream().write("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"id\""
+                    .getBytes(StandardCharsets.ISO_8859_1));
+            socket.getOutputStream().flush();
+        })) {
+            GatewayClient client = client("http://127.0.0.1:" + server.server.getLocalPort(), Duration.ofMillis(500));
+            assertTimeoutPreemptively(Duration.ofSeconds(20), () -> assertThatThrownBy(() -> client.createRefund("k_1", "r_1", "m_1", AMOUNT, "EUR"))
+                    .isInstanceOfSatisfying(GatewayException.class, e -> assertThat(e.outcome()).isEqualTo(GatewayException.Outcome.UNKNOWN)),
+                    "the call is bounded by its timeout");
+        }
     }
 
     @Test
