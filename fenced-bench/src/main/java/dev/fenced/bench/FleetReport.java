@@ -117,7 +117,8 @@ final class FleetReport {
                 }
             }
             out.append("\nThe server's own account (pg_stat_statements, this database, the bench's queries of pg_stat_* views left out), over")
-                    .append(" the timed run: every statement a client sent, BEGIN and COMMIT included, and the rows and WAL each produced.\n");
+                    .append(" the timed run: every statement it recorded (BEGIN is among them, COMMIT is not), and the rows and WAL each")
+                    .append(" produced (commit records not included).\n");
             SizeResult first = results.get(0);
             if (first.postgres() != null) {
                 out.append(String.format("%nBy statement, %d worker%s, per refund, the most called first (calls, rows, WAL bytes):%n%n",

@@ -210,9 +210,10 @@ final class FleetThroughput {
             sampler.close();
             ProcStats.MachineCpu cpuAfter = ProcStats.machine();
             Map<Long, ProcStats.ProcessCpu> processesAfter = ProcStats.processes();
+            // before the check below, whose own query is not the run's
+            PgCounters pg = pgBefore.isPresent() ? PgCounters.read(db).flatMap(after -> after.since(pgBefore.get())).orElse(null) : null;
             merchants.requireAllSent(timed);
             progress(size, String.format("timed run: %.2f s", seconds));
-            PgCounters pg = pgBefore.isPresent() ? PgCounters.read(db).map(after -> after.since(pgBefore.get())).orElse(null) : null;
 
             Map<String, Double> cpu = new LinkedHashMap<>();
             cpu.put("workers", ProcStats.cpuSeconds(processesBefore, processesAfter, new HashSet<>(pids), false));

@@ -100,7 +100,7 @@ final class PairedGatewayClients {
 
     private static String report(List<Block> builtin, List<Block> jdk, int callsPerThread, int rounds, int warmUpRounds) {
         List<Double> ratios = new ArrayList<>();
-        for (int i = 0; i + 1 < builtin.size(); i += 2) { // one round: the two built-in blocks against the two JDK blocks around them
+        for (int i = 0; i + 1 < builtin.size(); i += 2) { // one round: the two built-in blocks against the two JDK blocks between them
             ratios.add(cpuPerCall(builtin.subList(i, i + 2)) / cpuPerCall(jdk.subList(i, i + 2)));
         }
         Collections.sort(ratios);
@@ -109,7 +109,7 @@ final class PairedGatewayClients {
         return String.format("## The gateway client: built-in HTTP/1.1 against the JDK's HttpClient, interleaved%n%n"
                         + "| client | calls | CPU µs per call (the JVM, the simulated gateway included) | calls/s |%n|---|---:|---:|---:|%n"
                         + "| built-in | %,d | %.0f | %,.0f |%n| JDK's HttpClient | %,d | %.0f | %,.0f |%n%n"
-                        + "Built-in against the JDK's: **%.3fx** the CPU per call (ratio of the totals); by round, median %.3fx, from %.3fx to %.3fx."
+                        + "Built-in against the JDK's: **%.3fx** the CPU per call (ratio of the totals); by round, upper median %.3fx, from %.3fx to %.3fx."
                         + " %d threads, %d creates each per block, blocks built-in, JDK, JDK, built-in; %d rounds after %d of warm-up; gateway"
                         + " latency %d ms.%n%n",
                 calls(builtin), builtinCpu / 1e3, rate(builtin), calls(jdk), jdkCpu / 1e3, rate(jdk), builtinCpu / jdkCpu,

@@ -22,7 +22,7 @@ import javax.sql.DataSource;
  * (tried: 0.75 rows inserted per refund, where the run inserts none). {@code pg_stat_statements}
  * counts each statement as it ends.
  */
-record PgCounters(Map<String, Work> byStatement) {
+record PgCounters(Map<String, Work> byStatement, long deallocations) {
     /** What one statement cost, added over its calls. */
     record Work(long calls, long rows, long walRecords, long walBytes) {
         Work minus(Work before) {
@@ -44,8 +44,13 @@ record PgCounters(Map<String, Work> byStatement) {
                 }
             }
             Map<String, Work> byStatement = new HashMap<>();
+            long deallocations;
             try {
                 s.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+                try (ResultSet rs = s.executeQuery("SELECT dealloc FROM pg_stat_statements_info")) {
+                    rs.next();
+                    deallocations = rs.getLong(1);
+                }
                 try (ResultSet rs = s.executeQuery("SELECT query, calls, rows, wal_records, wal_bytes FROM pg_stat_statements"
                         + " WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query NOT LIKE '%pg_stat%'")) {
                     while (rs.next()) {
@@ -56,19 +61,26 @@ record PgCounters(Map<String, Work> byStatement) {
                 // not a superuser, or the extension's files are not installed
                 return Optional.empty();
             }
-            return Optional.of(new PgCounters(byStatement));
+            return Optional.of(new PgCounters(byStatement, deallocations));
         }
     }
 
-    /** What the server did between {@code before} and this reading, the most called statement first; one first seen here counts from 0. */
-    PgCounters since(PgCounters before) {
+    /**
+     * What the server did between {@code before} and this reading, the most called statement first; one first seen here
+     * counts from 0. Empty when the server evicted statements meanwhile ({@code pg_stat_statements.max} reached): their
+     * counts start again, and the differences would be wrong.
+     */
+    Optional<PgCounters> since(PgCounters before) {
+        if (deallocations != before.deallocations) {
+            return Optional.empty();
+        }
         Map<String, Work> done = new LinkedHashMap<>();
         byStatement.entrySet().stream()
                 .map(e -> Map.entry(e.getKey(), e.getValue().minus(before.byStatement.getOrDefault(e.getKey(), new Work(0, 0, 0, 0)))))
                 .filter(e -> e.getValue().calls() > 0)
-                .sorted((a, b) -> Long.compare(b.getValue().calls(), a.getValue().calls()))
+                .sorted(Map.Entry.<String, Work>comparingByValue((a, b) -> Long.compare(b.calls(), a.calls())).thenComparing(Map.Entry.comparingByKey()))
                 .forEach(e -> done.put(e.getKey(), e.getValue()));
-        return new PgCounters(done);
+        return Optional.of(new PgCounters(done, deallocations));
     }
 
     /** Every statement's work, added. */

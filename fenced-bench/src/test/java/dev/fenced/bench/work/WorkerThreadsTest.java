@@ -36,7 +36,8 @@ import org.junit.jupiter.api.io.TempDir;
  * refund there (BENCHMARKS.md, "CPU per refund"): the JDK's HTTP client hands every answer to
  * {@code CompletableFuture}'s default executor, which on JDKs up to 21 starts a thread per task
  * when the common pool has one thread (later JDKs have no such executor: the test is skipped there).
- * The built-in client that http gateways now get hands nothing to another thread. Control: the same
+ * The built-in client that http gateways now get hands nothing to another thread; the JDK's, which
+ * https gateways get, is held to the same budget. Control: the same
  * run through the JDK's client ({@code -Dfenced.gateway.httpClient=jdk}) with the common pool forced
  * to one thread starts at least one thread per refund, so the gate sees the slip it guards against.
  */
@@ -49,12 +50,15 @@ class WorkerThreadsTest {
         double budget = budget();
         try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build())) {
             double perRefund = threadsStartedPerRefund(dir.resolve("settle.jfr"), gateway, List.of());
+            // The JDK's client, as every https gateway gets it, with the common pool the command line sets up.
+            double jdkClient = threadsStartedPerRefund(dir.resolve("jdk.jfr"), gateway, List.of("-D" + GatewayClient.HTTP_CLIENT_PROPERTY + "=jdk"));
             double control = threadsStartedPerRefund(dir.resolve("control.jfr"), gateway,
                     List.of("-D" + GatewayClient.HTTP_CLIENT_PROPERTY + "=jdk", "-Djava.util.concurrent.ForkJoinPool.common.parallelism=1"));
-            System.out.printf("threads started per refund by a settle process (%d refunds): %.3f; control (a thread per task): %.3f%n",
-                    REFUNDS, perRefund, control);
+            System.out.printf("threads started per refund by a settle process (%d refunds): %.3f; through the JDK's client: %.3f;"
+                    + " control (a thread per task): %.3f%n", REFUNDS, perRefund, jdkClient, control);
             assertThat(control).as("control: CompletableFuture's thread-per-task executor").isGreaterThanOrEqualTo(1.0);
             assertThat(perRefund).as("threads started per refund").isLessThanOrEqualTo(budget);
+            assertThat(jdkClient).as("threads started per refund through the JDK's client").isLessThanOrEqualTo(budget);
         }
     }
 
