@@ -230,11 +230,23 @@ public final class EmbeddedEtcd implements AutoCloseable {
         }
     }
 
+    /** The last {@code count} lines of {@code log}, on one line; what could be read of it. */
+    private static String lastLines(Path log, int count) {
+        try {
+            List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
+            return String.join(" | ", lines.subList(Math.max(0, lines.size() - count), lines.size()));
+        } catch (IOException | RuntimeException e) {
+            return "(unreadable: " + e.getMessage() + ")";
+        }
+    }
+
     private void awaitHealthy(int member) {
         Member m = members.get(member);
         boolean healthy = LocalProcesses.await(() -> {
             if (!m.process.isAlive()) {
-                throw new IllegalStateException("etcd member " + m.name + " exited with " + m.process.exitValue() + "; see " + m.log());
+                // the log goes with the data directory when the cluster closes: its end is kept in the message
+                throw new IllegalStateException("etcd member " + m.name + " exited with " + m.process.exitValue() + "; its log ends: "
+                        + lastLines(m.log(), 5));
             }
             return m.get("/health").contains("\"health\":\"true\"");
         }, Duration.ofSeconds(START_SECONDS));
