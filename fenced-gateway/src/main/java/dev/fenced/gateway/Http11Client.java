@@ -18,6 +18,7 @@ import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -62,7 +63,7 @@ final class Http11Client implements AutoCloseable {
     /** One answer: the status, the header fields by lower-case name (repeated fields joined with ", "), the body. */
     record Response(int status, Map<String, String> headers, byte[] body) {
         Response {
-            headers = Map.copyOf(headers);
+            headers = Collections.unmodifiableMap(headers); // built per answer and handed over: no second copy
         }
 
         Optional<String> header(String name) {
@@ -476,7 +477,7 @@ final class Http11Client implements AutoCloseable {
 
         private static long contentLength(String value) throws ProtocolException {
             List<String> values = tokens(value);
-            if (values.isEmpty() || values.stream().distinct().count() != 1 || !digits(values.get(0), 10, 10)) {
+            if (values.isEmpty() || !values.stream().allMatch(values.get(0)::equals) || !digits(values.get(0), 10, 10)) {
                 throw new ProtocolException("Content-Length " + abbreviate(value));
             }
             long length = Long.parseLong(values.get(0));
