@@ -1,5 +1,7 @@
 package dev.fenced.redis;
 
+import io.lettuce.core.KillArgs;
+import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
@@ -14,6 +16,8 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The commands a store sends on its one connection, each failure turned into a
@@ -22,13 +26,21 @@ import java.util.function.Function;
  */
 final class RedisCalls {
     private static final Map<String, String> SHA1 = new ConcurrentHashMap<>();
+    private static final Logger LOG = LoggerFactory.getLogger(RedisCalls.class);
 
     private final RedisClusterCommands<String, String> commands;
     private final RedisErrors errors;
+    private final boolean reconnectOffReplica;
 
-    RedisCalls(RedisClusterCommands<String, String> commands, RedisErrors errors) {
+    /**
+     * @param reconnectOffReplica whether a READONLY answer drops the connection, so that the client
+     *     connects again (through a Sentinel, to the primary it names then): only for a connection
+     *     of the store's own to one server; a cluster client follows its topology instead
+     */
+    RedisCalls(RedisClusterCommands<String, String> commands, RedisErrors errors, boolean reconnectOffReplica) {
         this.commands = commands;
         this.errors = errors;
+        this.reconnectOffReplica = reconnectOffReplica;
     }
 
     /**
@@ -63,7 +75,33 @@ final class RedisCalls {
         try {
             return command.apply(commands);
         } catch (RedisException e) {
+            if (reconnectOffReplica && answeredByReplica(e)) {
+                dropConnection(e);
+            }
             throw errors.unavailable(e);
+        }
+    }
+
+    /** READONLY, alone or inside a script's error: the server is a replica, so the write was not made. */
+    private static boolean answeredByReplica(RedisException e) {
+        return e instanceof RedisCommandExecutionException && e.getMessage() != null && e.getMessage().contains("READONLY");
+    }
+
+    /**
+     * Closes this connection from the server's side (CLIENT KILL of itself), so that Lettuce
+     * connects again. A client that looked the primary up through a Sentinel and connected after a
+     * pause (a GC, a SIGSTOP) can reach a node that was demoted meanwhile, or an old primary the
+     * operator brought back as a replica; the Sentinel kills the clients of the nodes it demotes
+     * itself, but of no other, and Lettuce does not connect again on READONLY. Left alone, every
+     * acquisition on this connection would fail until the process restarts.
+     */
+    private void dropConnection(RedisException cause) {
+        LOG.warn("Redis at {} answered as a replica (READONLY); connecting again, through the Sentinel if the URL names one",
+                errors.server());
+        try {
+            commands.clientKill(KillArgs.Builder.id(commands.clientId()).skipme(false));
+        } catch (RedisException e) {
+            cause.addSuppressed(e); // the connection is gone already, or this was its last answer: the next command connects again either way
         }
     }
 

@@ -35,7 +35,7 @@ sealed interface RedisClientAdapter {
             RedisErrors errors = RedisErrors.forUri(uri);
             RedisConnector.Opened opened = RedisConnector.open(uri, settings.commandTimeout(), settings.resources(), settings.options(),
                     settings.tls(), settings.listener(), errors);
-            return new RedisLink(new RedisCalls(opened.commands(), errors), errors, () -> {
+            return new RedisLink(new RedisCalls(opened.commands(), errors, toOneServer(opened)), errors, () -> {
                 opened.connection().close();
                 opened.client().shutdown(Duration.ZERO, Duration.ofSeconds(2));
             });
@@ -53,7 +53,7 @@ sealed interface RedisClientAdapter {
         public RedisLink connect(OwnClientSettings settings) {
             RedisErrors errors = RedisErrors.forCallersConnection();
             RedisConnector.Opened opened = RedisConnector.connect(client, errors);
-            return new RedisLink(new RedisCalls(opened.commands(), errors), errors, opened.connection()::close);
+            return new RedisLink(new RedisCalls(opened.commands(), errors, toOneServer(opened)), errors, opened.connection()::close);
         }
     }
 
@@ -62,7 +62,7 @@ sealed interface RedisClientAdapter {
         @Override
         public RedisLink connect(OwnClientSettings settings) {
             RedisErrors errors = RedisErrors.forCallersConnection();
-            return new RedisLink(new RedisCalls(connection.sync(), errors), errors, () -> { });
+            return new RedisLink(new RedisCalls(connection.sync(), errors, false), errors, () -> { });
         }
     }
 
@@ -71,8 +71,13 @@ sealed interface RedisClientAdapter {
         @Override
         public RedisLink connect(OwnClientSettings settings) {
             RedisErrors errors = RedisErrors.forCallersConnection();
-            return new RedisLink(new RedisCalls(connection.sync(), errors), errors, () -> { });
+            return new RedisLink(new RedisCalls(connection.sync(), errors, false), errors, () -> { });
         }
+    }
+
+    /** Whether a connection the store opened goes to one server (directly or through a Sentinel), not to a cluster. */
+    private static boolean toOneServer(RedisConnector.Opened opened) {
+        return opened.connection() instanceof StatefulRedisConnection;
     }
 
     /** A store's commands, how its errors name the server, and what closing the store closes. */

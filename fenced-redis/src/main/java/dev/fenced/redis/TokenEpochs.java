@@ -17,7 +17,8 @@ import org.slf4j.MDC;
  * being {@code epoch << 24 | counter}. The usual acquisition is one round trip
  * ({@link RedisScripts#ACQUIRE_IN_EPOCH}); a new epoch is drawn only when Redis asks for one.
  * Tokens never repeat or go back whatever Redis loses. Does not guarantee exclusivity across a
- * failover to a replica that had not received the lease: the fence still holds.
+ * failover to a replica that had not received the lease, nor rising tokens from two primaries at
+ * once (a split brain: each has epochs of its own): the fence still holds.
  */
 final class TokenEpochs extends TokenPolicy {
     /** A token is epoch &lt;&lt; 24 | counter: 2^39 epochs of 2^24 tokens each. */

@@ -77,7 +77,11 @@ public abstract sealed class TokenPolicy permits RedisCounter, TokenEpochs, Dura
      * tokens: the resource's keys found on another redis-server process or replication history
      * than the one its epoch began on (a restart, a failover to a replica however far behind, a
      * resharding), or its counter or epoch key gone (FLUSHALL, eviction). Tokens then never repeat
-     * or go back, whatever Redis loses, and the usual acquisition stays one round trip. No fence
+     * or go back, whatever Redis loses, and the usual acquisition stays one round trip. What epochs
+     * cannot order is two primaries at once (a split brain: an old primary still serving a client
+     * cut off from the failover, or brought back empty as a primary): each issues its own tokens,
+     * which never repeat the other's but can be below them, as its leases overlap the other's; the
+     * fence refuses the writes of the lower. For tokens that rise even then, use {@link #durable}. No fence
      * floor is needed. A token is {@code epoch << 24 | counter}: 2^39 epochs (every resource's
      * first acquisition and each loss use one) of 2^24 tokens (past them, a new epoch). Needs Redis 5 or later.
      */
