@@ -89,11 +89,24 @@ public final class EmbeddedRedisFailoverGroup implements ReplicatedRedis {
         }
     }
 
-    /** Starts the node on {@code port} again, empty; the Sentinel turns it into a replica of the current primary. */
+    /**
+     * Starts the node on {@code port} again, empty: as a replica of the primary the Sentinel names,
+     * or as the primary when it names this node (a restart before any failover). Started as a
+     * primary after a failover, the node would be a second, empty primary until the Sentinel demotes
+     * it (8 to 18 s), and a client that looked the primary up before the failover and connected
+     * after a pause would take leases on it: a split brain, which Redis's documentation tells
+     * operators of nodes without persistence to avoid, and not the failover a test means.
+     */
     @Override
     public void startNode(int port) {
         int i = index(port);
-        servers[i] = start(port, null);
+        int primary;
+        try {
+            primary = primaryPort();
+        } catch (RuntimeException sentinelBusy) {
+            primary = ports[1 - i]; // the Sentinel in the middle of the failover: the other node is the one it promotes
+        }
+        servers[i] = start(port, primary == port ? null : primary);
     }
 
     /** The Sentinel's down-after is raised for the restart, so that it cannot fail over while the primary is away. */
