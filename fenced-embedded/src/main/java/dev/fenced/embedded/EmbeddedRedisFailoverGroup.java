@@ -91,22 +91,40 @@ public final class EmbeddedRedisFailoverGroup implements ReplicatedRedis {
 
     /**
      * Starts the node on {@code port} again, empty: as a replica of the primary the Sentinel names,
-     * or as the primary when it names this node (a restart before any failover). Started as a
-     * primary after a failover, the node would be a second, empty primary until the Sentinel demotes
-     * it (8 to 18 s), and a client that looked the primary up before the failover and connected
-     * after a pause would take leases on it: a split brain, which Redis's documentation tells
-     * operators of nodes without persistence to avoid, and not the failover a test means.
+     * or as the primary when it still names this node (no failover happened). Started as a primary
+     * after a failover, the node would be a second, empty primary until the Sentinel demotes it (8
+     * to 18 s), and a client that looked the primary up before the failover and connected after a
+     * pause would take leases on it: a split brain, which Redis's documentation tells operators of
+     * nodes without persistence to avoid, and not the failover a test means. Call it once the
+     * Sentinel has promoted the other node: until then it names this one.
+     *
+     * @throws IllegalStateException when the Sentinel does not answer within 10 s
      */
     @Override
     public void startNode(int port) {
         int i = index(port);
-        int primary;
-        try {
-            primary = primaryPort();
-        } catch (RuntimeException sentinelBusy) {
-            primary = ports[1 - i]; // the Sentinel in the middle of the failover: the other node is the one it promotes
-        }
+        int primary = sentinelsPrimary();
         servers[i] = start(port, primary == port ? null : primary);
+    }
+
+    /** {@link #primaryPort()}, asked again for up to 10 s while the Sentinel does not answer. */
+    private int sentinelsPrimary() {
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+        while (true) {
+            try {
+                return primaryPort();
+            } catch (RuntimeException e) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("the Sentinel on port " + sentinelPort + " did not name a primary within 10 s", e);
+                }
+            }
+            try {
+                Thread.sleep(100); // polling the Sentinel, bounded by the deadline above
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted asking the Sentinel for the primary", e);
+            }
+        }
     }
 
     /** The Sentinel's down-after is raised for the restart, so that it cannot fail over while the primary is away. */
@@ -115,7 +133,7 @@ public final class EmbeddedRedisFailoverGroup implements ReplicatedRedis {
         RedisNode.command(sentinelPort, "SENTINEL SET " + MASTER_NAME + " down-after-milliseconds " + HELD_DOWN_AFTER_MS);
         try {
             stopNode(port);
-            startNode(port);
+            servers[index(port)] = start(port, null); // the primary again, whatever the Sentinel says
             awaitSentinelSeesPrimaryUp();
         } finally {
             RedisNode.command(sentinelPort, "SENTINEL SET " + MASTER_NAME + " down-after-milliseconds " + DOWN_AFTER_MS);

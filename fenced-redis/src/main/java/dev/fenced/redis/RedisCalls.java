@@ -93,15 +93,23 @@ final class RedisCalls {
      * pause (a GC, a SIGSTOP) can reach a node that was demoted meanwhile, or an old primary the
      * operator brought back as a replica; the Sentinel kills the clients of the nodes it demotes
      * itself, but of no other, and Lettuce does not connect again on READONLY. Left alone, every
-     * acquisition on this connection would fail until the process restarts.
+     * acquisition on this connection would fail until the process restarts. ROLE is asked first:
+     * several threads answered READONLY at once send their drops one after another, and those
+     * queued behind the first run on the new connection, which they must not drop.
      */
     private void dropConnection(RedisException cause) {
-        LOG.warn("Redis at {} answered as a replica (READONLY); connecting again, through the Sentinel if the URL names one",
-                errors.server());
         try {
+            if ("master".equals(String.valueOf(commands.role().get(0)))) {
+                return; // connected again already
+            }
             commands.clientKill(KillArgs.Builder.id(commands.clientId()).skipme(false));
+            LOG.warn("Redis at {} answered as a replica (READONLY); this store's connection was dropped and connects again,"
+                    + " through the Sentinel if the URL names one", errors.server());
         } catch (RedisException e) {
-            cause.addSuppressed(e); // the connection is gone already, or this was its last answer: the next command connects again either way
+            cause.addSuppressed(e);
+            LOG.warn("Redis at {} answered as a replica (READONLY) and this store's connection could not be dropped ({}); it"
+                    + " stays on the replica until it is closed or the server is a primary again; a Redis user with ACLs needs"
+                    + " +role +client|id +client|kill", errors.server(), e.getMessage());
         }
     }
 

@@ -35,7 +35,7 @@ sealed interface RedisClientAdapter {
             RedisErrors errors = RedisErrors.forUri(uri);
             RedisConnector.Opened opened = RedisConnector.open(uri, settings.commandTimeout(), settings.resources(), settings.options(),
                     settings.tls(), settings.listener(), errors);
-            return new RedisLink(new RedisCalls(opened.commands(), errors, toOneServer(opened)), errors, () -> {
+            return new RedisLink(new RedisCalls(opened.commands(), errors, toOneServer(opened) && reconnects(settings.options())), errors, () -> {
                 opened.connection().close();
                 opened.client().shutdown(Duration.ZERO, Duration.ofSeconds(2));
             });
@@ -53,7 +53,8 @@ sealed interface RedisClientAdapter {
         public RedisLink connect(OwnClientSettings settings) {
             RedisErrors errors = RedisErrors.forCallersConnection();
             RedisConnector.Opened opened = RedisConnector.connect(client, errors);
-            return new RedisLink(new RedisCalls(opened.commands(), errors, toOneServer(opened)), errors, opened.connection()::close);
+            return new RedisLink(new RedisCalls(opened.commands(), errors, toOneServer(opened) && reconnects(client.getOptions())), errors,
+                    opened.connection()::close);
         }
     }
 
@@ -78,6 +79,11 @@ sealed interface RedisClientAdapter {
     /** Whether a connection the store opened goes to one server (directly or through a Sentinel), not to a cluster. */
     private static boolean toOneServer(RedisConnector.Opened opened) {
         return opened.connection() instanceof StatefulRedisConnection;
+    }
+
+    /** Whether the client connects again after a lost connection (Lettuce's default): without, a dropped connection stays gone. */
+    private static boolean reconnects(ClientOptions options) {
+        return options == null || options.isAutoReconnect();
     }
 
     /** A store's commands, how its errors name the server, and what closing the store closes. */

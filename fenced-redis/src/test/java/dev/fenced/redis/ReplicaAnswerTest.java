@@ -18,14 +18,15 @@ import org.junit.jupiter.api.Test;
  * READONLY, and Lettuce does not connect again on its own. A store's own connection is then dropped
  * so that the next command connects again (through a Sentinel, to the primary it names then);
  * the control, a store on the caller's connection, which it must not close, keeps its connection.
- * Real {@code redis-server} processes: one turned into a replica of the other with REPLICAOF,
- * which, unlike a Sentinel's demotion, kills no client.
+ * A real {@code redis-server} turned into a replica with REPLICAOF, which, unlike a Sentinel's
+ * demotion, kills no client; of a port nothing listens on, so that no sync (which replaces the
+ * node's data) happens while the test waits.
  */
 class ReplicaAnswerTest {
 
     @Test
     void aStoreAnsweredReadOnlyConnectsAgainAndTheCallersConnectionIsLeftAlone() {
-        try (EmbeddedRedis demoted = EmbeddedRedis.start(); EmbeddedRedis primary = EmbeddedRedis.start();
+        try (EmbeddedRedis demoted = EmbeddedRedis.start();
              RedisClient client = RedisClient.create(demoted.uri()); StatefulRedisConnection<String, String> admin = client.connect();
              StatefulRedisConnection<String, String> callers = client.connect();
              RedisLeaseStore own = RedisLeaseStore.builder(demoted.uri()).commandTimeout(Duration.ofSeconds(2)).build();
@@ -33,34 +34,28 @@ class ReplicaAnswerTest {
             String resource = "replica-" + UUID.randomUUID();
             Failovers.tokenOnce(own, resource);
             Failovers.tokenOnce(onCallers, resource);
-            long ownId = ownConnectionId(admin);
             long callersId = callers.sync().clientId();
+            long ownId = ownConnectionId(admin, callersId);
 
-            admin.sync().replicaof("127.0.0.1", primary.port());
+            admin.sync().replicaof("127.0.0.1", EmbeddedRedis.freePort());
             assertThatThrownBy(() -> own.tryAcquire(resource, Duration.ofSeconds(5))).isInstanceOf(StoreUnavailableException.class)
                     .hasMessageContaining("READONLY");
             assertThatThrownBy(() -> onCallers.tryAcquire(resource, Duration.ofSeconds(5))).isInstanceOf(StoreUnavailableException.class)
                     .hasMessageContaining("READONLY");
 
-            // Lettuce reconnects in the background after the server closed the link: wait for the new one.
-            await("the store's own connection replaced").atMost(Duration.ofSeconds(10))
-                    .until(() -> ownConnectionId(admin) > ownId);
+            // The server closes the connection after answering the CLIENT KILL: wait for it to be gone.
+            await("the store's own connection dropped").atMost(Duration.ofSeconds(10))
+                    .until(() -> !admin.sync().clientList().contains("id=" + ownId + " "));
             assertThat(admin.sync().clientList()).as("control: the caller's connection is kept").contains("id=" + callersId + " ");
 
             admin.sync().replicaofNoOne();
-            // The sync emptied the node: a resource it never saw, as the counter's loss is another test's matter.
-            assertThat(Failovers.tokenOnce(own, "replica-" + UUID.randomUUID())).as("the new connection takes leases again").isPositive();
+            assertThat(Failovers.tokenOnce(own, resource)).as("the new connection takes leases again").isPositive();
         }
     }
 
-    /**
-     * The id of the store's own connection: the newest normal client but the test's own (the
-     * caller's connection is older; a replica's link to its primary is flagged M, not N).
-     */
-    private static long ownConnectionId(StatefulRedisConnection<String, String> admin) {
-        long self = admin.sync().clientId();
-        return admin.sync().clientList().lines().filter(line -> line.contains(" flags=N ") && !line.contains("id=" + self + " "))
-                .map(line -> Long.parseLong(line.substring(line.indexOf("id=") + 3, line.indexOf(' ', line.indexOf("id=")))))
-                .max(Long::compare).orElse(-1L);
+    /** The id of the store's own connection: the one that ran a script, other than the caller's. */
+    private static long ownConnectionId(StatefulRedisConnection<String, String> admin, long callersId) {
+        return admin.sync().clientList().lines().filter(line -> line.matches(".* cmd=eval(sha)? .*") && !line.startsWith("id=" + callersId + " "))
+                .map(line -> Long.parseLong(line.substring("id=".length(), line.indexOf(' ')))).findFirst().orElseThrow();
     }
 }
