@@ -38,7 +38,9 @@ final class FleetReport {
                 .findFirst().orElse(Double.NaN);
         int refunds = merchants * refundsPerMerchant;
         StringBuilder out = new StringBuilder(String.format("## Fleet: %,d merchants × %,d refunds (%,d), gateway latency %d ms, workers with"
-                + " --jobs %d --concurrency %d%n%n", merchants, refundsPerMerchant, refunds, LATENCY.toMillis(), JOBS, CONCURRENCY))
+                + " --jobs %d --concurrency %d%s%n%n", merchants, refundsPerMerchant, refunds, LATENCY.toMillis(), JOBS, CONCURRENCY,
+                System.getProperty(FleetThroughput.WORKER_JVM_OPTIONS, "").isBlank() ? ""
+                        : " and the JVM options " + System.getProperty(FleetThroughput.WORKER_JVM_OPTIONS).strip()))
                 .append("| workers | in flight | seconds | refunds/s | limit refunds/s (bound) | limit / measured | vs 1 worker"
                         + " | broker share | heap per in-flight refund | RSS per worker | CPU busy |\n")
                 .append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");

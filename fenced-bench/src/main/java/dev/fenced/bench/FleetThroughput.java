@@ -153,11 +153,27 @@ final class FleetThroughput {
         return value.isPresent() ? Optional.of(value.getAsLong()) : Optional.empty();
     }
 
+    /**
+     * The pool's settings, then {@value #WORKER_JVM_OPTIONS} split at spaces (e.g. {@code
+     * -XX:+UseSerialGC}): the workers' JVM alone, where {@code JAVA_TOOL_OPTIONS} would change this
+     * JVM's (the gateway's) too.
+     */
+    private List<String> workerJvmOptions() {
+        List<String> options = new ArrayList<>(List.of("-Dhikaricp.configurationFile=" + poolSettings));
+        String extra = System.getProperty(WORKER_JVM_OPTIONS, "").strip();
+        if (!extra.isEmpty()) {
+            options.addAll(List.of(extra.split("\\s+")));
+        }
+        return options;
+    }
+
+    static final String WORKER_JVM_OPTIONS = "fenced.bench.workerJvmOptions";
+
     private FleetReport.SizeResult measure(int size) throws Exception {
         List<FleetWorkerProcess> workers = new ArrayList<>();
         try {
             for (int i = 1; i <= size; i++) {
-                workers.add(FleetWorkerProcess.start("w" + i, List.of("-Dhikaricp.configurationFile=" + poolSettings), workerArgs()));
+                workers.add(FleetWorkerProcess.start("w" + i, workerJvmOptions(), workerArgs()));
             }
             for (FleetWorkerProcess worker : workers) {
                 worker.awaitReady(Duration.ofSeconds(120));
