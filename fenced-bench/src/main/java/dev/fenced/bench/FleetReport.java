@@ -39,8 +39,7 @@ final class FleetReport {
         int refunds = merchants * refundsPerMerchant;
         StringBuilder out = new StringBuilder(String.format("## Fleet: %,d merchants × %,d refunds (%,d), gateway latency %d ms, workers with"
                 + " --jobs %d --concurrency %d%s%n%n", merchants, refundsPerMerchant, refunds, LATENCY.toMillis(), JOBS, CONCURRENCY,
-                System.getProperty(FleetThroughput.WORKER_JVM_OPTIONS, "").isBlank() ? ""
-                        : " and the JVM options " + System.getProperty(FleetThroughput.WORKER_JVM_OPTIONS).strip()))
+                FleetThroughput.extraWorkerJvmOptions().isEmpty() ? "" : " and the JVM options " + FleetThroughput.extraWorkerJvmOptions()))
                 .append("| workers | in flight | seconds | refunds/s | limit refunds/s (bound) | limit / measured | vs 1 worker"
                         + " | broker share | heap per in-flight refund | RSS per worker | CPU busy |\n")
                 .append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");

@@ -160,7 +160,7 @@ final class FleetThroughput {
      */
     private List<String> workerJvmOptions() {
         List<String> options = new ArrayList<>(List.of("-Dhikaricp.configurationFile=" + poolSettings));
-        String extra = System.getProperty(WORKER_JVM_OPTIONS, "").strip();
+        String extra = extraWorkerJvmOptions();
         if (!extra.isEmpty()) {
             options.addAll(List.of(extra.split("\\s+")));
         }
@@ -168,6 +168,11 @@ final class FleetThroughput {
     }
 
     static final String WORKER_JVM_OPTIONS = "fenced.bench.workerJvmOptions";
+
+    /** The options {@value #WORKER_JVM_OPTIONS} adds, as given, or "" for none. */
+    static String extraWorkerJvmOptions() {
+        return System.getProperty(WORKER_JVM_OPTIONS, "").strip();
+    }
 
     private FleetReport.SizeResult measure(int size) throws Exception {
         List<FleetWorkerProcess> workers = new ArrayList<>();

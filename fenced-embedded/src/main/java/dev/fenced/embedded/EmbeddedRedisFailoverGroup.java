@@ -96,35 +96,14 @@ public final class EmbeddedRedisFailoverGroup implements ReplicatedRedis {
      * to 18 s), and a client that looked the primary up before the failover and connected after a
      * pause would take leases on it: a split brain, which Redis's documentation tells operators of
      * nodes without persistence to avoid, and not the failover a test means. Call it once the
-     * Sentinel has promoted the other node: until then it names this one.
-     *
-     * @throws IllegalStateException when the Sentinel does not answer within 10 s
+     * Sentinel has promoted the other node: until then it names this one. The Sentinel is asked once,
+     * bounded by the 5 s read timeout of {@link RedisNode}; callers have already waited for the promotion.
      */
     @Override
     public void startNode(int port) {
         int i = index(port);
-        int primary = sentinelsPrimary();
+        int primary = primaryPort();
         servers[i] = start(port, primary == port ? null : primary);
-    }
-
-    /** {@link #primaryPort()}, asked again for up to 10 s while the Sentinel does not answer. */
-    private int sentinelsPrimary() {
-        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
-        while (true) {
-            try {
-                return primaryPort();
-            } catch (RuntimeException e) {
-                if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException("the Sentinel on port " + sentinelPort + " did not name a primary within 10 s", e);
-                }
-            }
-            try {
-                Thread.sleep(100); // polling the Sentinel, bounded by the deadline above
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted asking the Sentinel for the primary", e);
-            }
-        }
     }
 
     /** The Sentinel's down-after is raised for the restart, so that it cannot fail over while the primary is away. */
