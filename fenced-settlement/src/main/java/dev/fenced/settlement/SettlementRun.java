@@ -16,7 +16,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 
@@ -100,11 +99,7 @@ final class SettlementRun {
         // rows are claimed while the current ones are in flight: neither database round trip
         // holds up the next gateway call. With one in flight every step waits for the last.
         boolean pipelined = settings.pipelined();
-        ExecutorService pool = Executors.newFixedThreadPool(pipelined ? 2 * settings.concurrency() : 1, runnable -> {
-            Thread thread = new Thread(runnable, "settle-" + merchant);
-            thread.setDaemon(true);
-            return thread;
-        });
+        RunTasks tasks = new RunTasks();
         Semaphore inFlight = new Semaphore(settings.concurrency());
         Semaphore confirming = new Semaphore(settings.concurrency());
         Set<String> claimedAhead = new HashSet<>();
@@ -129,7 +124,7 @@ final class SettlementRun {
                     continue;
                 }
                 claimedAhead.remove(row.id());
-                pool.execute(() -> {
+                tasks.execute(() -> {
                     try {
                         steps.process(row, row.pending(), pipelined ? new InFlightSlots.ConfirmGate(slot, confirming) : null);
                     } catch (FenceViolation v) {
@@ -142,8 +137,7 @@ final class SettlementRun {
                 });
             }
         } finally {
-            pool.shutdown();
-            awaitQuietly(pool);
+            tasks.awaitAll();
             if (committer != null) {
                 committer.shutdown();
             }
@@ -245,15 +239,5 @@ final class SettlementRun {
     /** How the run ended; {@code stale} when its lease was already gone at the end. Once {@link #settle} has returned. */
     SettlementOutcome outcome(String merchant, boolean stale) {
         return state.outcome(merchant, stale);
-    }
-
-    private static void awaitQuietly(ExecutorService pool) {
-        try {
-            while (!pool.awaitTermination(1, TimeUnit.MINUTES)) {
-                // in-flight refunds finish their gateway call and confirm; they are not abandoned half-way
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
     }
 }

@@ -246,6 +246,36 @@ class SettlementWorkerTest {
         }
     }
 
+    /**
+     * Runs one after another, each by a new worker as a fleet worker makes one per merchant, send
+     * their refunds from the same threads: no run starts threads of its own for its refunds. Three
+     * runs of 8 in flight use at most 1.5x what one run may hold at once (2 × 8: in flight and
+     * waiting for their confirm); with a pool per run, as before, they used up to three times that.
+     */
+    @Test
+    void runsOneAfterAnotherSendFromTheSameThreads() throws Exception {
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ofMillis(10)).build())) {
+            GatewayClient http = GatewayClient.of(gateway.url(), Duration.ofSeconds(2));
+            java.util.Set<Thread> senders = java.util.concurrent.ConcurrentHashMap.newKeySet();
+            dev.fenced.provider.RefundGateway provider = new Adapter(http) {
+                @Override
+                public GatewayRefund createRefund(String key, String reference, String merchantId, BigDecimal amount, String currency) {
+                    senders.add(Thread.currentThread());
+                    return http.createRefund(key, reference, merchantId, amount, currency);
+                }
+            };
+            for (int run = 0; run < 3; run++) {
+                String merchant = freshMerchant();
+                RefundSeeder.seed(db, merchant, merchant + "_r", 48, new BigDecimal("3372.00"), "EUR");
+                SettlementOutcome outcome = SettlementWorker.builder().leaseStore(leases).dataSource(db).gateway(provider)
+                        .ttl(Duration.ofSeconds(10)).concurrency(8).build().settle(merchant);
+                assertThat(outcome.result()).isEqualTo(Result.COMPLETED);
+                assertExactlyOnce(gateway.ledger(), merchant, 48);
+            }
+            assertThat(senders).as("threads that sent the three runs' refunds").hasSizeLessThanOrEqualTo(24);
+        }
+    }
+
     @Test
     void aLiveLeaseKeepsASecondWorkerOutAndNothingIsWritten() throws Exception {
         String merchant = freshMerchant();
