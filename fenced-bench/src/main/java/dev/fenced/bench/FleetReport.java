@@ -39,7 +39,9 @@ final class FleetReport {
         int refunds = merchants * refundsPerMerchant;
         StringBuilder out = new StringBuilder(String.format("## Fleet: %,d merchants × %,d refunds (%,d), gateway latency %d ms, workers with"
                 + " --jobs %d --concurrency %d%s%n%n", merchants, refundsPerMerchant, refunds, LATENCY.toMillis(), JOBS, CONCURRENCY,
-                FleetThroughput.extraWorkerJvmOptions().isEmpty() ? "" : " and the JVM options " + FleetThroughput.extraWorkerJvmOptions()))
+                (FleetThroughput.extraWorkerJvmOptions().isEmpty() ? "" : " and the JVM options " + FleetThroughput.extraWorkerJvmOptions())
+                + (FleetThroughput.warmUpMerchantsPerWorker().isEmpty() ? "" : ", a warm-up of "
+                + FleetThroughput.warmUpMerchantsPerWorker().getAsInt() + " merchants per worker")))
                 .append("| workers | in flight | seconds | refunds/s | limit refunds/s (bound) | limit / measured | vs 1 worker"
                         + " | broker share | heap per in-flight refund | RSS per worker | CPU busy |\n")
                 .append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");

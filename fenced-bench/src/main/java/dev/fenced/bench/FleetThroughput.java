@@ -78,7 +78,10 @@ final class FleetThroughput {
     private final long started = System.nanoTime();
 
     private FleetThroughput(String redisUrl, String pgUrl, String natsUrl, boolean quick) {
-        this.load = quick ? QUICK : FULL;
+        Workload chosen = quick ? QUICK : FULL;
+        this.load = warmUpMerchantsPerWorker().isEmpty() ? chosen : new Workload(chosen.sizes(), chosen.merchants(),
+                chosen.refundsPerMerchant(), warmUpMerchantsPerWorker().getAsInt(), chosen.heapRounds(), chosen.commitProbe(),
+                chosen.runTimeout());
         this.redisUrl = redisUrl;
         this.pgUrl = pgUrl;
         this.natsUrl = natsUrl;
@@ -168,6 +171,30 @@ final class FleetThroughput {
     }
 
     static final String WORKER_JVM_OPTIONS = "fenced.bench.workerJvmOptions";
+    static final String WARM_UP_MERCHANTS = "fenced.bench.warmUpMerchantsPerWorker";
+
+    /**
+     * The warm-up's merchants per worker that {@value #WARM_UP_MERCHANTS} asks for in place of the
+     * workload's own, to measure a worker whose JIT has had longer (10 times the 40 of the full run:
+     * about 40 s per worker); empty when not set.
+     *
+     * @throws IllegalArgumentException when it is not a whole number from 1 to 10,000
+     */
+    static java.util.OptionalInt warmUpMerchantsPerWorker() {
+        String value = System.getProperty(WARM_UP_MERCHANTS, "").strip();
+        if (value.isEmpty()) {
+            return java.util.OptionalInt.empty();
+        }
+        try {
+            int merchants = Integer.parseInt(value);
+            if (merchants >= 1 && merchants <= 10_000) {
+                return java.util.OptionalInt.of(merchants);
+            }
+        } catch (NumberFormatException e) {
+            // named below
+        }
+        throw new IllegalArgumentException(WARM_UP_MERCHANTS + " must be a whole number from 1 to 10,000, got " + value);
+    }
 
     /** The options {@value #WORKER_JVM_OPTIONS} adds, as given, or "" for none. */
     static String extraWorkerJvmOptions() {
