@@ -1,0 +1,4 @@
+-- The transaction without a guard.
+BEGIN;
+INSERT INTO work(v) VALUES (1);
+COMMIT;
