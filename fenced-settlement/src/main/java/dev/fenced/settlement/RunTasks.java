@@ -2,7 +2,8 @@ package dev.fenced.settlement;
 
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -12,41 +13,56 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>Why shared: a run of 100 refunds with a pool of its own started 2 × concurrency threads and
  * let them end, and a fleet worker makes a run per merchant; starting those threads was about a
  * twelfth of a worker's CPU besides the JIT (BENCHMARKS.md, "CPU per refund"). The shared threads
- * are daemons, started when every one is busy and ended after a minute idle. How many of a run's
- * refunds run at once is the run's own to bound (its in-flight and confirm slots); this class
- * adds no limit of its own. Thread-safe.
+ * are daemons, started when every one is busy and ended after a minute idle; they carry no
+ * caller's context class loader or inheritable thread-locals. A run keeps at most {@code limit}
+ * of its tasks alive at once, as its own pool of that many threads did: {@link #execute} waits for
+ * one of them to end. Thread-safe.
  */
 final class RunTasks {
     private static final AtomicLong THREADS = new AtomicLong();
     private static final ExecutorService SHARED = Executors.newCachedThreadPool(runnable -> {
-        Thread thread = new Thread(runnable, "fenced-settle-" + THREADS.incrementAndGet());
+        Thread thread = new Thread(null, runnable, "fenced-settle-" + THREADS.incrementAndGet(), 0, false);
+        thread.setContextClassLoader(RunTasks.class.getClassLoader());
         thread.setDaemon(true);
         return thread;
     });
 
+    private final Semaphore alive;
     private final Object lock = new Object();
     private int running;
 
-    /** Runs {@code task} on a shared thread; {@link #awaitAll} waits for it. */
+    /** A run's tasks, at most {@code limit} alive at once. */
+    RunTasks(int limit) {
+        this.alive = new Semaphore(limit);
+    }
+
+    /** Runs {@code task} on a shared thread, once fewer than the limit of this run's tasks are alive; {@link #awaitAll} waits for it. */
     void execute(Runnable task) {
+        alive.acquireUninterruptibly();
         synchronized (lock) {
             running++;
         }
+        AtomicBoolean ended = new AtomicBoolean();
         try {
             SHARED.execute(() -> {
                 try {
                     task.run();
                 } finally {
-                    ended();
+                    ended(ended);
                 }
             });
-        } catch (RejectedExecutionException | OutOfMemoryError e) {
-            ended();
+        } catch (Throwable e) {
+            ended(ended); // not handed over (no thread could be started): nothing will end it
             throw e;
         }
     }
 
-    private void ended() {
+    /** Counts a task out once, whichever of its thread and a failed hand-over gets here first. */
+    private void ended(AtomicBoolean ended) {
+        if (!ended.compareAndSet(false, true)) {
+            return;
+        }
+        alive.release();
         synchronized (lock) {
             if (--running == 0) {
                 lock.notifyAll();

@@ -99,7 +99,7 @@ final class SettlementRun {
         // rows are claimed while the current ones are in flight: neither database round trip
         // holds up the next gateway call. With one in flight every step waits for the last.
         boolean pipelined = settings.pipelined();
-        RunTasks tasks = new RunTasks();
+        RunTasks tasks = new RunTasks(pipelined ? 2 * settings.concurrency() : 1);
         Semaphore inFlight = new Semaphore(settings.concurrency());
         Semaphore confirming = new Semaphore(settings.concurrency());
         Set<String> claimedAhead = new HashSet<>();
