@@ -27,21 +27,19 @@ final class RunTasks {
         return thread;
     });
 
+    private final int limit;
+    /** A permit per task that may be alive: all of them free again means every task has ended. */
     private final Semaphore alive;
-    private final Object lock = new Object();
-    private int running;
 
     /** A run's tasks, at most {@code limit} alive at once. */
     RunTasks(int limit) {
+        this.limit = limit;
         this.alive = new Semaphore(limit);
     }
 
     /** Runs {@code task} on a shared thread, once fewer than the limit of this run's tasks are alive; {@link #awaitAll} waits for it. */
     void execute(Runnable task) {
         alive.acquireUninterruptibly();
-        synchronized (lock) {
-            running++;
-        }
         AtomicBoolean ended = new AtomicBoolean();
         try {
             SHARED.execute(() -> {
@@ -59,14 +57,8 @@ final class RunTasks {
 
     /** Counts a task out once, whichever of its thread and a failed hand-over gets here first. */
     private void ended(AtomicBoolean ended) {
-        if (!ended.compareAndSet(false, true)) {
-            return;
-        }
-        alive.release();
-        synchronized (lock) {
-            if (--running == 0) {
-                lock.notifyAll();
-            }
+        if (ended.compareAndSet(false, true)) {
+            alive.release();
         }
     }
 
@@ -76,15 +68,11 @@ final class RunTasks {
      * with the thread's interrupt flag set again.
      */
     void awaitAll() {
-        synchronized (lock) {
-            while (running > 0) {
-                try {
-                    lock.wait();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    return;
-                }
-            }
+        try {
+            alive.acquire(limit);
+            alive.release(limit);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 }
