@@ -51,6 +51,12 @@ public final class BenchMain {
                     + " got " + only);
             System.exit(2);
         }
+        try {
+            FleetThroughput.warmUpMerchantsPerWorker(); // refused before any server starts, in one line
+        } catch (IllegalArgumentException e) {
+            System.err.println("benchmarks: " + e.getMessage());
+            System.exit(2);
+        }
         EmbeddedRedis redis = null;
         EmbeddedPostgresServer postgres = null;
         EmbeddedNats nats = null;

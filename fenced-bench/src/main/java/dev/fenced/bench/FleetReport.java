@@ -37,11 +37,12 @@ final class FleetReport {
         double one = results.stream().filter(r -> r.workers() == 1).mapToDouble(r -> merchants * refundsPerMerchant / r.seconds())
                 .findFirst().orElse(Double.NaN);
         int refunds = merchants * refundsPerMerchant;
+        String jvmOptions = FleetThroughput.extraWorkerJvmOptions();
+        java.util.OptionalInt warmUp = FleetThroughput.warmUpMerchantsPerWorker();
+        String asked = (jvmOptions.isEmpty() ? "" : " and the JVM options " + jvmOptions)
+                + (warmUp.isEmpty() ? "" : ", a warm-up of " + warmUp.getAsInt() + " merchants per worker");
         StringBuilder out = new StringBuilder(String.format("## Fleet: %,d merchants × %,d refunds (%,d), gateway latency %d ms, workers with"
-                + " --jobs %d --concurrency %d%s%n%n", merchants, refundsPerMerchant, refunds, LATENCY.toMillis(), JOBS, CONCURRENCY,
-                (FleetThroughput.extraWorkerJvmOptions().isEmpty() ? "" : " and the JVM options " + FleetThroughput.extraWorkerJvmOptions())
-                + (FleetThroughput.warmUpMerchantsPerWorker().isEmpty() ? "" : ", a warm-up of "
-                + FleetThroughput.warmUpMerchantsPerWorker().getAsInt() + " merchants per worker")))
+                + " --jobs %d --concurrency %d%s%n%n", merchants, refundsPerMerchant, refunds, LATENCY.toMillis(), JOBS, CONCURRENCY, asked))
                 .append("| workers | in flight | seconds | refunds/s | limit refunds/s (bound) | limit / measured | vs 1 worker"
                         + " | broker share | heap per in-flight refund | RSS per worker | CPU busy |\n")
                 .append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");

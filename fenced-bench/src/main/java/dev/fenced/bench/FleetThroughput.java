@@ -24,6 +24,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.UUID;
@@ -79,9 +80,9 @@ final class FleetThroughput {
 
     private FleetThroughput(String redisUrl, String pgUrl, String natsUrl, boolean quick) {
         Workload chosen = quick ? QUICK : FULL;
-        this.load = warmUpMerchantsPerWorker().isEmpty() ? chosen : new Workload(chosen.sizes(), chosen.merchants(),
-                chosen.refundsPerMerchant(), warmUpMerchantsPerWorker().getAsInt(), chosen.heapRounds(), chosen.commitProbe(),
-                chosen.runTimeout());
+        OptionalInt warmUp = warmUpMerchantsPerWorker();
+        this.load = warmUp.isEmpty() ? chosen : new Workload(chosen.sizes(), chosen.merchants(), chosen.refundsPerMerchant(),
+                warmUp.getAsInt(), chosen.heapRounds(), chosen.commitProbe(), chosen.runTimeout());
         this.redisUrl = redisUrl;
         this.pgUrl = pgUrl;
         this.natsUrl = natsUrl;
@@ -180,15 +181,15 @@ final class FleetThroughput {
      *
      * @throws IllegalArgumentException when it is not a whole number from 1 to 10,000
      */
-    static java.util.OptionalInt warmUpMerchantsPerWorker() {
+    static OptionalInt warmUpMerchantsPerWorker() {
         String value = System.getProperty(WARM_UP_MERCHANTS, "").strip();
         if (value.isEmpty()) {
-            return java.util.OptionalInt.empty();
+            return OptionalInt.empty();
         }
         try {
             int merchants = Integer.parseInt(value);
             if (merchants >= 1 && merchants <= 10_000) {
-                return java.util.OptionalInt.of(merchants);
+                return OptionalInt.of(merchants);
             }
         } catch (NumberFormatException e) {
             // named below
