@@ -5,6 +5,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
@@ -35,6 +36,12 @@ final class FleetSampler implements AutoCloseable {
     private final Map<String, List<Long>> jvms;
     /** By "<JVM group>: <thread kind>", each thread's ticks when first seen in the window and when last seen. */
     private final Map<String, Map<Long, long[]>> jvmThreadTicks = new ConcurrentHashMap<>();
+    /**
+     * By process, the threads found not to be the JVM's own, never read again: the gateway's JVM
+     * has 130 threads, and reading each one's {@code stat} every 100 ms cost that JVM about 7 % of a
+     * core, which the table counted as the gateway's (BENCHMARKS.md, 2026-12-06, last).
+     */
+    private final Map<Long, Set<Long>> passedOver = new ConcurrentHashMap<>();
 
     /** {@code jvms}: the processes whose JVM threads are read, by the name of the group they are reported under. */
     FleetSampler(List<Long> pids, Map<String, List<Long>> jvms, DataSource db, String applicationName) {
@@ -60,7 +67,8 @@ final class FleetSampler implements AutoCloseable {
     private void sampleJvmThreads(boolean windowStart) {
         jvms.forEach((group, groupPids) -> {
             for (long pid : groupPids) {
-                ProcStats.threads(pid, name -> jvmThreadKind(name) != null).forEach((tid, thread) -> {
+                Set<Long> others = passedOver.computeIfAbsent(pid, p -> ConcurrentHashMap.newKeySet());
+                ProcStats.threads(pid, name -> jvmThreadKind(name) != null, others).forEach((tid, thread) -> {
                     long now = thread.ticks();
                     // a thread first seen after the window's start started within it: all its ticks count
                     jvmThreadTicks.computeIfAbsent(group + ": " + jvmThreadKind(thread.name()), k -> new ConcurrentHashMap<>())

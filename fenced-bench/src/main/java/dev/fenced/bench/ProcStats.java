@@ -85,15 +85,31 @@ final class ProcStats {
 
     /** Each thread of process {@code pid} whose name passes {@code named}, by thread id; empty once the process is gone. */
     static Map<Long, ThreadCpu> threads(long pid, Predicate<String> named) {
+        return threads(pid, named, new HashSet<>());
+    }
+
+    /**
+     * As {@link #threads(long, Predicate)}, reading no thread in {@code passedOver} and adding to it
+     * each thread whose name fails {@code named}: a caller that reads the same process again and
+     * again reads one file per thread once, then only its chosen threads' (a JVM has a hundred
+     * threads; thread ids are not reused within a run).
+     */
+    static Map<Long, ThreadCpu> threads(long pid, Predicate<String> named, Set<Long> passedOver) {
         Map<Long, ThreadCpu> threads = new HashMap<>();
         try (DirectoryStream<Path> tasks = Files.newDirectoryStream(Path.of("/proc", Long.toString(pid), "task"))) {
             for (Path task : tasks) {
                 try {
+                    long tid = Long.parseLong(task.getFileName().toString());
+                    if (passedOver.contains(tid)) {
+                        continue;
+                    }
                     String stat = Files.readString(task.resolve("stat"));
                     String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
                     if (named.test(name)) {
                         String[] f = stat.substring(stat.lastIndexOf(')') + 2).trim().split("\\s+");
-                        threads.put(Long.parseLong(task.getFileName().toString()), new ThreadCpu(name, Long.parseLong(f[11]) + Long.parseLong(f[12])));
+                        threads.put(tid, new ThreadCpu(name, Long.parseLong(f[11]) + Long.parseLong(f[12])));
+                    } else {
+                        passedOver.add(tid);
                     }
                 } catch (IOException | RuntimeException gone) {
                     // the thread ended while we read

@@ -6,7 +6,9 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
@@ -40,6 +42,21 @@ class ProcStatsTest {
         }
         assertThat(ProcStats.threads(SELF, name -> name.equals("no-such-thread"))).isEmpty();
         assertThat(ProcStats.threads(-1, name -> true)).as("no such process").isEmpty();
+    }
+
+    @Test
+    void aThreadPassedOverOnceIsNotReadAgain() {
+        assumeTrue(Files.isDirectory(Path.of("/proc/self/task")), "Linux's /proc");
+        Set<Long> passedOver = new HashSet<>();
+        Map<Long, ProcStats.ThreadCpu> jit = ProcStats.threads(SELF, name -> "JIT".equals(FleetSampler.jvmThreadKind(name)), passedOver);
+        assertThat(jit).as("HotSpot's compiler threads").isNotEmpty();
+        assertThat(passedOver).as("this JVM's other threads").isNotEmpty().doesNotContainAnyElementsOf(jit.keySet());
+
+        // Asked now for every thread, it reads only those it did not pass over: the compiler threads (HotSpot keeps its
+        // first C1 and C2 threads for the JVM's life; it may end the others), and any started since.
+        Map<Long, ProcStats.ThreadCpu> again = ProcStats.threads(SELF, name -> true, passedOver);
+        assertThat(again.keySet()).as("read again").isNotEmpty().doesNotContainAnyElementsOf(passedOver);
+        assertThat(again.values()).extracting(ProcStats.ThreadCpu::name).anyMatch(name -> name.startsWith("C2 CompilerThre"));
     }
 
     @Test
