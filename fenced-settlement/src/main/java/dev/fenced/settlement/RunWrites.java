@@ -32,10 +32,6 @@ final class RunWrites {
         this.hook = hook;
     }
 
-    long token() {
-        return token;
-    }
-
     /** What a claim of several rows came to: all claimed (less those found finished), or none. */
     sealed interface ClaimResult {
         /**
@@ -148,25 +144,6 @@ final class RunWrites {
                 restore(connection, autoCommit);
             }
         }
-    }
-
-    /**
-     * The confirms of several runs writing to one data source, in one transaction, each run's rows
-     * through its own writes under its own token: one commit for all. A refused row does not undo
-     * the others (zero rows updated is not an error); a failure rolls them all back, and each row
-     * stays {@code sending}.
-     */
-    static Map<RunWrites, Map<String, FencedException>> writeConfirmsTogether(Map<RunWrites, Map<String, String>> byRun)
-            throws SQLException {
-        RunWrites first = byRun.keySet().iterator().next();
-        return first.inTransaction(connection -> {
-            Map<RunWrites, Map<String, FencedException>> refusedByRun = new LinkedHashMap<>();
-            for (Map.Entry<RunWrites, Map<String, String>> run : byRun.entrySet()) {
-                RunWrites writer = run.getKey();
-                refusedByRun.put(writer, writer.writes.confirmAll(connection, run.getValue(), writer.token));
-            }
-            return refusedByRun;
-        });
     }
 
     /**
