@@ -6,5 +6,5 @@
  */
 module dev.fenced.core {
     exports dev.fenced;
-    exports dev.fenced.internal to dev.fenced.redis, dev.fenced.jdbc, dev.fenced.fleet;
+    exports dev.fenced.internal to dev.fenced.redis, dev.fenced.jdbc, dev.fenced.fleet, dev.fenced.settlement;
 }

@@ -6,6 +6,7 @@ import dev.fenced.FencedObserver;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -159,57 +160,116 @@ public final class FencedRows {
 
     /** {@link #confirmAll} moving the rows to {@code toState} instead of the done state. */
     public BatchConfirm finishAll(Connection connection, String toState, Map<?, ? extends Map<String, ?>> alsoSetById, long token) {
-        Objects.requireNonNull(connection, "connection");
         Objects.requireNonNull(alsoSetById, "alsoSetById");
-        if (alsoSetById.size() > MAX_BATCH) {
-            throw new IllegalArgumentException("batch of " + alsoSetById.size() + " ids is over the limit of " + MAX_BATCH);
+        return finishEach(connection, toState, Map.of(token, alsoSetById), 0).get(token);
+    }
+
+    /**
+     * {@link #confirmAll} for the rows of several holders at once: each row confirmed under its own
+     * token, all of them in one JDBC batch and one round trip. A process that works for several
+     * resources pays one batch (in auto-commit on PostgreSQL, one commit) for all of their
+     * confirms. {@code alsoSetByIdByToken} maps each token to its ids and the columns to set with
+     * each (the same columns for every row; one id may appear under several tokens, and
+     * {@link #MAX_BATCH} counts the rows of all of them). A refused row does not undo the others;
+     * the answer is one {@link BatchConfirm} per token, in the order given. Refused rows cost one
+     * more round trip per token, to read why.
+     *
+     * <p>{@code wait} bounds the batch, and each read that tells why rows were refused, as
+     * {@link java.sql.Statement#setQueryTimeout} does (in whole seconds, at least one; the driver
+     * may apply it to each statement of the batch): a batch that waits longer for a row another
+     * transaction locked ends with a {@link DatabaseWaitException}, and nothing is reported. In
+     * auto-commit, rows of a batch that ended so may have been written before it ended: a row that
+     * now holds the done state under its own token was confirmed.
+     */
+    public Map<Long, BatchConfirm> confirmEach(Connection connection, Map<Long, ? extends Map<?, ? extends Map<String, ?>>> alsoSetByIdByToken,
+                                               Duration wait) {
+        Objects.requireNonNull(wait, "wait");
+        if (wait.isNegative() || wait.isZero()) {
+            throw new IllegalArgumentException("wait must be positive: " + wait);
         }
-        if (alsoSetById.isEmpty()) {
-            return new BatchConfirm(token, List.of(), Map.of());
-        }
-        Set<String> columns = alsoSetById.values().iterator().next().keySet();
-        alsoSetById.forEach((id, alsoSet) -> {
-            requireId(id);
-            if (!alsoSet.keySet().equals(columns)) {
-                throw new IllegalArgumentException("every row of a batch must set the same columns: " + id + " sets "
-                        + alsoSet.keySet() + ", the first row " + columns);
-            }
+        long seconds = Math.max(1, (wait.toMillis() + 999) / 1000);
+        return finishEach(connection, table.doneState(), alsoSetByIdByToken, (int) Math.min(Integer.MAX_VALUE, seconds));
+    }
+
+    /** One row of a batch under its own token. */
+    private record BatchRow(Object id, long token, Map<String, ?> alsoSet) {
+    }
+
+    /** The rows of every token in one JDBC batch; {@code waitSeconds} 0: no bound of its own. */
+    private Map<Long, BatchConfirm> finishEach(Connection connection, String toState,
+                                               Map<Long, ? extends Map<?, ? extends Map<String, ?>>> alsoSetByIdByToken, int waitSeconds) {
+        Objects.requireNonNull(connection, "connection");
+        Objects.requireNonNull(alsoSetByIdByToken, "alsoSetByIdByToken");
+        List<BatchRow> rows = new ArrayList<>();
+        alsoSetByIdByToken.forEach((token, alsoSetById) -> {
+            Objects.requireNonNull(token, "token");
+            Objects.requireNonNull(alsoSetById, "alsoSetById");
+            alsoSetById.forEach((id, alsoSet) -> rows.add(new BatchRow(id, token, alsoSet)));
         });
+        if (rows.size() > MAX_BATCH) {
+            throw new IllegalArgumentException("batch of " + rows.size() + " ids is over the limit of " + MAX_BATCH);
+        }
+        Map<Long, BatchConfirm> answers = new LinkedHashMap<>();
+        if (rows.isEmpty()) {
+            alsoSetByIdByToken.keySet().forEach(token -> answers.put(token, new BatchConfirm(token, List.of(), Map.of())));
+            return answers;
+        }
+        Set<String> columns = rows.get(0).alsoSet().keySet();
+        for (BatchRow row : rows) {
+            requireId(row.id());
+            if (!row.alsoSet().keySet().equals(columns)) {
+                throw new IllegalArgumentException("every row of a batch must set the same columns: " + row.id() + " sets "
+                        + row.alsoSet().keySet() + ", the first row " + columns);
+            }
+        }
         FinishStatements.Finish finish = finishStatements.statement(toState, columns);
-        List<Object> ids = new ArrayList<>(alsoSetById.keySet());
         // One order for every holder, so two batches over the same rows lock them in the same order.
-        ids.sort(Comparator.comparing(String::valueOf));
+        rows.sort(Comparator.comparing((BatchRow row) -> String.valueOf(row.id())).thenComparingLong(BatchRow::token));
         try {
             int[] counts;
             try (PreparedStatement statement = connection.prepareStatement(finish.sql())) {
-                for (Object id : ids) {
-                    finishStatements.bind(statement, finish, toState, id, token, alsoSetById.get(id));
+                if (waitSeconds > 0) {
+                    statement.setQueryTimeout(waitSeconds);
+                }
+                for (BatchRow row : rows) {
+                    finishStatements.bind(statement, finish, toState, row.id(), row.token(), row.alsoSet());
                     statement.addBatch();
                 }
                 counts = statement.executeBatch();
             }
-            List<Object> confirmed = new ArrayList<>();
-            List<Object> notWritten = new ArrayList<>();
-            List<Object> uncounted = new ArrayList<>();
-            for (int i = 0; i < ids.size(); i++) {
-                (counts[i] > 0 ? confirmed : counts[i] == 0 ? notWritten : uncounted).add(ids.get(i));
+            Map<Long, List<Object>> confirmed = new LinkedHashMap<>();
+            Map<Long, List<Object>> notWritten = new LinkedHashMap<>();
+            Map<Long, List<Object>> uncounted = new LinkedHashMap<>();
+            for (Long token : alsoSetByIdByToken.keySet()) {
+                confirmed.put(token, new ArrayList<>());
+                notWritten.put(token, new ArrayList<>());
+                uncounted.put(token, new ArrayList<>());
             }
-            Map<Object, FencedException> refused = new LinkedHashMap<>(refusals(connection, notWritten, token));
-            // The driver did not count these rows (a bulk protocol): a row that now holds the target
-            // state under this token was written by this batch, or had already been finished by this
-            // holder; its own either way.
-            refusals(connection, uncounted, token).forEach((id, refusal) -> {
-                if (refusal instanceof FenceViolation v && v.storedFence() != null && v.storedFence() == token
-                        && toState.equals(v.storedState())) {
-                    confirmed.add(id);
-                } else {
-                    refused.put(id, refusal);
-                }
-            });
-            report(operation(toState), token, refused);
-            return new BatchConfirm(token, confirmed, refused);
+            for (int i = 0; i < rows.size(); i++) {
+                BatchRow row = rows.get(i);
+                (counts[i] > 0 ? confirmed : counts[i] == 0 ? notWritten : uncounted).get(row.token()).add(row.id());
+            }
+            // Every row's reason is read before any refusal is reported: a read that fails leaves nothing reported.
+            for (Long token : alsoSetByIdByToken.keySet()) {
+                List<Object> confirmedUnder = confirmed.get(token);
+                Map<Object, FencedException> refused = new LinkedHashMap<>(refusals(connection, notWritten.get(token), token, waitSeconds));
+                // The driver did not count these rows (a bulk protocol): a row that now holds the target
+                // state under this token was written by this batch, or had already been finished by this
+                // holder; its own either way.
+                refusals(connection, uncounted.get(token), token, waitSeconds).forEach((id, refusal) -> {
+                    if (refusal instanceof FenceViolation v && v.storedFence() != null && v.storedFence() == token
+                            && toState.equals(v.storedState())) {
+                        confirmedUnder.add(id);
+                    } else {
+                        refused.put(id, refusal);
+                    }
+                });
+                answers.put(token, new BatchConfirm(token, confirmedUnder, refused));
+            }
+            answers.forEach((token, answer) -> report(operation(toState), token, answer.refusals()));
+            return answers;
         } catch (SQLException e) {
-            throw SqlErrors.translate(dialectOrNull(connection), "batch confirm of " + ids.size() + " rows in " + table.table(), e);
+            throw SqlErrors.translate(dialectOrNull(connection), "batch confirm of " + rows.size() + " rows in " + table.table(), e);
         }
     }
 
@@ -281,7 +341,12 @@ public final class FencedRows {
 
     /** Why each of {@code ids} was refused; the dialect is only looked up when there is one. */
     private Map<Object, FencedException> refusals(Connection connection, List<Object> ids, long token) throws SQLException {
-        return ids.isEmpty() ? Map.of() : readBack.refusals(connection, dialect(connection), ids, token);
+        return refusals(connection, ids, token, 0);
+    }
+
+    /** {@link #refusals(Connection, List, long)}, the read bounded by {@code waitSeconds} (0: no bound of its own). */
+    private Map<Object, FencedException> refusals(Connection connection, List<Object> ids, long token, int waitSeconds) throws SQLException {
+        return ids.isEmpty() ? Map.of() : readBack.refusals(connection, dialect(connection), ids, token, waitSeconds);
     }
 
     private JdbcDialect dialect(Connection connection) {

@@ -24,8 +24,11 @@ final class RefusalReadBack {
         this.readBackPrefix = sql.readBackPrefix;
     }
 
-    /** Why each of {@code ids} was refused, in their order: a {@link FenceViolation} or a {@link RowNotFoundException}. */
-    Map<Object, FencedException> refusals(Connection connection, JdbcDialect dialect, List<Object> ids, long token)
+    /**
+     * Why each of {@code ids} was refused, in their order: a {@link FenceViolation} or a {@link RowNotFoundException}.
+     * {@code waitSeconds} bounds the read as {@link java.sql.Statement#setQueryTimeout} does; 0: no bound of its own.
+     */
+    Map<Object, FencedException> refusals(Connection connection, JdbcDialect dialect, List<Object> ids, long token, int waitSeconds)
             throws SQLException {
         if (ids.isEmpty()) {
             return Map.of();
@@ -35,6 +38,9 @@ final class RefusalReadBack {
         // report the snapshot, older than the write that refused this one.
         String readBack = readBackPrefix + Sql.placeholders(ids.size()) + ")" + dialect.lockingReadSuffix();
         try (PreparedStatement statement = connection.prepareStatement(readBack)) {
+            if (waitSeconds > 0) {
+                statement.setQueryTimeout(waitSeconds);
+            }
             for (int i = 0; i < ids.size(); i++) {
                 BatchParameters.value(statement, i + 1, ids.get(i));
             }

@@ -234,6 +234,41 @@ abstract class FencedRowsContract {
         }
     }
 
+    /**
+     * The rows of several holders in one batch, each under its own token: a stale holder's confirm
+     * of r_1 (33) is refused while the current holder's (34) lands, whichever comes first in the
+     * batch; two rows under 7 land with them. Control: the stale write without the fence predicate
+     * takes the row.
+     */
+    @Test
+    void aBatchOfSeveralHoldersConfirmsEachRowUnderItsOwnToken() throws SQLException {
+        insert("r_1", "sending", 34);
+        insert("r_2", "sending", 7);
+        insert("r_3", "sending", 7);
+        Map<Long, Map<String, Map<String, String>>> batch = new LinkedHashMap<>();
+        batch.put(33L, Map.of("r_1", Map.of("note", "gw_stale")));
+        batch.put(7L, Map.of("r_2", Map.of("note", "gw_2"), "r_3", Map.of("note", "gw_3")));
+        batch.put(34L, Map.of("r_1", Map.of("note", "gw_new")));
+        Map<Long, BatchConfirm> answers;
+        try (Connection c = dataSource.getConnection()) {
+            answers = rows.confirmEach(c, batch, Duration.ofSeconds(1));
+            assertThatThrownBy(() -> rows.confirmEach(c, batch, Duration.ZERO)).isInstanceOf(IllegalArgumentException.class);
+        }
+        assertThat(answers).containsOnlyKeys(33L, 7L, 34L);
+        assertThat(answers.get(34L).confirmed()).containsExactly("r_1");
+        assertThat(answers.get(33L).confirmed()).isEmpty();
+        assertThat(((FenceViolation) answers.get(33L).refusal("r_1").orElseThrow()).storedFence()).isEqualTo(34);
+        assertThat(answers.get(7L).confirmed()).containsExactlyInAnyOrder("r_2", "r_3");
+        assertRow("r_1", "sent", 34);
+        assertThat(note("r_1")).isEqualTo("gw_new");
+        assertRow("r_3", "sent", 7);
+
+        // Negative control: the same UPDATE without the fence predicate lets the stale holder's reference in.
+        try (Connection c = dataSource.getConnection()) {
+            assertThat(update(c, "UPDATE " + tableName + " SET note = 'gw_stale' WHERE id = ? AND state = 'sent'", "r_1")).isTrue();
+        }
+    }
+
     @Test
     void aBatchConfirmWithMismatchedColumnsWritesNothing() throws SQLException {
         insert("r_1", "sending", 10);

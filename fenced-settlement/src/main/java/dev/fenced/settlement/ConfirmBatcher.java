@@ -12,12 +12,16 @@ import java.util.Optional;
  * for their answer. Each caller learns its own row's refusal, or the batch's failure. With one
  * caller at a time a batch is that one confirm. Thread-safe; knows nothing of databases, so it is
  * tested alone.
+ *
+ * @param <K> what names a confirm: a refund id within one run, a run and a refund id across runs.
+ *     Two callers with equal keys at once would lose one of them: keys must be unique among the
+ *     confirms in flight.
  */
-final class ConfirmBatcher {
-    /** Writes a batch: gateway reference by refund id in, refusal by refund id out (absent: written). */
+final class ConfirmBatcher<K> {
+    /** Writes a batch: gateway reference by key in, refusal by key out (absent: written). */
     @FunctionalInterface
-    interface BatchWrite {
-        Map<String, FencedException> write(Map<String, String> gatewayReferenceById) throws SQLException;
+    interface BatchWrite<K> {
+        Map<K, FencedException> write(Map<K, String> gatewayReferenceByKey) throws SQLException;
     }
 
     /** One confirm waiting in a batch, and its answer once written. */
@@ -51,22 +55,29 @@ final class ConfirmBatcher {
         }
     }
 
-    private final BatchWrite write;
+    private final BatchWrite<K> write;
     private final Object lock = new Object();
-    private Map<String, PendingConfirm> waiting = new LinkedHashMap<>();
+    private Map<K, PendingConfirm> waiting = new LinkedHashMap<>();
     private boolean writing;
 
-    ConfirmBatcher(BatchWrite write) {
+    ConfirmBatcher(BatchWrite<K> write) {
         this.write = write;
     }
 
-    /** Blocks until the confirm is written; says why it was refused, if it was. */
-    Optional<FencedException> confirm(String refundId, String gatewayReference) throws SQLException {
+    /**
+     * Blocks until the confirm is written; says why it was refused, if it was.
+     *
+     * @throws IllegalStateException when a confirm with an equal key is waiting already
+     */
+    Optional<FencedException> confirm(K key, String gatewayReference) throws SQLException {
         PendingConfirm mine = new PendingConfirm(gatewayReference);
-        Map<String, PendingConfirm> batch;
+        Map<K, PendingConfirm> batch;
         boolean interrupted = false;
         synchronized (lock) {
-            waiting.put(refundId, mine);
+            if (waiting.putIfAbsent(key, mine) != null) {
+                // replacing it would leave its caller waiting for an answer no batch gives
+                throw new IllegalStateException("a confirm of " + key + " is already waiting");
+            }
             while (writing && !mine.done) {
                 try {
                     lock.wait();
@@ -84,17 +95,17 @@ final class ConfirmBatcher {
             batch = waiting;
             waiting = new LinkedHashMap<>();
         }
-        Map<String, FencedException> refusals = Map.of();
+        Map<K, FencedException> refusals = Map.of();
         Throwable failure = null;
         try {
-            Map<String, String> references = new LinkedHashMap<>();
+            Map<K, String> references = new LinkedHashMap<>();
             batch.forEach((id, pending) -> references.put(id, pending.gatewayReference));
             refusals = write.write(references);
         } catch (Throwable e) {
             failure = e;
         } finally {
             synchronized (lock) {
-                for (Map.Entry<String, PendingConfirm> entry : batch.entrySet()) {
+                for (Map.Entry<K, PendingConfirm> entry : batch.entrySet()) {
                     entry.getValue().finish(refusals.get(entry.getKey()), failure);
                 }
                 writing = false;

@@ -17,11 +17,18 @@ final class RefundSteps {
     private final RunState state;
     private final RunWrites writes;
     private final GatewayCalls calls;
-    private final ConfirmBatcher confirmations;
+    private final Confirmations confirmations;
     private final SettlementWorker.PhaseHook hook;
     private final KeyRetention keyRetention;
 
-    RefundSteps(RunState state, RunWrites writes, GatewayCalls calls, ConfirmBatcher confirmations, SettlementWorker.PhaseHook hook,
+    /** Where a run's confirms go: its own batcher, or the one its process shares ({@link SharedConfirms}). */
+    @FunctionalInterface
+    interface Confirmations {
+        /** Blocks until the confirm is written; says why it was refused, if it was. */
+        Optional<FencedException> confirm(String refundId, String gatewayReference) throws SQLException;
+    }
+
+    RefundSteps(RunState state, RunWrites writes, GatewayCalls calls, Confirmations confirmations, SettlementWorker.PhaseHook hook,
                 KeyRetention keyRetention) {
         this.state = state;
         this.writes = writes;

@@ -4,6 +4,7 @@ import dev.fenced.FencedException;
 import dev.fenced.jdbc.FencedRows;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -22,6 +23,29 @@ public interface RefundWrites {
 
     Map<String, FencedException> confirmAll(Connection connection, Map<String, String> gatewayReferenceById, long token)
             throws SQLException;
+
+    /**
+     * The confirms of several runs in one batch, each row under its run's token: refusals by token,
+     * then by id (empty: every row written). {@code wait} bounds the batch; rows of a batch that
+     * failed may have been written. The default confirms each token's rows with
+     * {@link #confirmAll}, one batch after another, and bounds nothing.
+     */
+    default Map<Long, Map<String, FencedException>> confirmEach(Connection connection, Map<Long, Map<String, String>> gatewayReferenceByIdByToken,
+                                                                Duration wait) throws SQLException {
+        Map<Long, Map<String, FencedException>> refusals = new LinkedHashMap<>();
+        for (Map.Entry<Long, Map<String, String>> run : gatewayReferenceByIdByToken.entrySet()) {
+            refusals.put(run.getKey(), confirmAll(connection, run.getValue(), run.getKey()));
+        }
+        return refusals;
+    }
+
+    /**
+     * True when {@link #confirmEach} bounds its batch by {@code wait}: only then do a process's runs
+     * share one committer, which a batch with no bound of its own could hold up for all of them.
+     */
+    default boolean boundsConfirmEach() {
+        return false;
+    }
 
     void fail(Connection connection, String id, long token, String reason) throws SQLException;
 
@@ -42,6 +66,24 @@ public interface RefundWrites {
                 Map<String, Map<String, String>> alsoSet = new LinkedHashMap<>();
                 gatewayReferenceById.forEach((id, reference) -> alsoSet.put(id, Map.of("gateway_reference", reference)));
                 return byId(rows.confirmAll(connection, alsoSet, token).refusals());
+            }
+
+            @Override
+            public Map<Long, Map<String, FencedException>> confirmEach(Connection connection,
+                                                                       Map<Long, Map<String, String>> gatewayReferenceByIdByToken, Duration wait) {
+                Map<Long, Map<String, Map<String, String>>> alsoSet = new LinkedHashMap<>();
+                gatewayReferenceByIdByToken.forEach((token, references) -> {
+                    Map<String, Map<String, String>> byId = alsoSet.computeIfAbsent(token, t -> new LinkedHashMap<>());
+                    references.forEach((id, reference) -> byId.put(id, Map.of("gateway_reference", reference)));
+                });
+                Map<Long, Map<String, FencedException>> refusals = new LinkedHashMap<>();
+                rows.confirmEach(connection, alsoSet, wait).forEach((token, confirm) -> refusals.put(token, byId(confirm.refusals())));
+                return refusals;
+            }
+
+            @Override
+            public boolean boundsConfirmEach() {
+                return true;
             }
 
             @Override

@@ -4,11 +4,13 @@ import dev.fenced.FenceViolation;
 import dev.fenced.FencedException;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import javax.sql.DataSource;
 
@@ -30,6 +32,10 @@ final class RunWrites {
         this.writes = writes;
         this.token = token;
         this.hook = hook;
+    }
+
+    long token() {
+        return token;
     }
 
     /** What a claim of several rows came to: all claimed (less those found finished), or none. */
@@ -145,6 +151,62 @@ final class RunWrites {
             }
         }
     }
+
+    /**
+     * The confirms of several runs on one data source and one {@link RefundWrites}, in one
+     * auto-committed batch, each row under its own run's token, the batch bounded by {@code wait}.
+     * A refused row does not undo the others. When it throws, some rows may have been written:
+     * {@link #writeConfirmAgain} tells them apart.
+     */
+    static Map<RunWrites, Map<String, FencedException>> writeConfirmsTogether(Map<RunWrites, Map<String, String>> byRun, Duration wait)
+            throws SQLException {
+        RunWrites first = byRun.keySet().iterator().next();
+        // Tokens count per merchant: two merchants' runs may hold the same number, their refund ids differ.
+        Map<Long, Map<String, String>> byToken = new LinkedHashMap<>();
+        byRun.forEach((run, references) -> byToken.computeIfAbsent(run.token, t -> new LinkedHashMap<>()).putAll(references));
+        Map<Long, Map<String, FencedException>> refusedByToken;
+        try (Connection connection = first.dataSource.getConnection()) {
+            boolean autoCommit = autoCommitOn(connection);
+            try {
+                refusedByToken = first.writes.confirmEach(connection, byToken, wait);
+            } finally {
+                restore(connection, autoCommit);
+            }
+        }
+        Map<RunWrites, Map<String, FencedException>> refusedByRun = new LinkedHashMap<>();
+        byRun.forEach((run, references) -> {
+            Map<String, FencedException> refusedUnderToken = refusedByToken.getOrDefault(run.token, Map.of());
+            Map<String, FencedException> refused = new LinkedHashMap<>();
+            references.keySet().forEach(id -> {
+                FencedException refusal = refusedUnderToken.get(id);
+                if (refusal != null) {
+                    refused.put(id, refusal);
+                }
+            });
+            refusedByRun.put(run, refused);
+        });
+        return refusedByRun;
+    }
+
+    /**
+     * One confirm written again by itself, after a batch it was in failed. A row that now holds
+     * {@code sent} under this run's token was written by that batch: only this run writes with its
+     * token, and only its confirm moves the row to {@code sent}; the provider's word may have moved
+     * it on since ({@code settled}, {@code returned}: {@link RefundLifecycle} keeps the fence). Such
+     * a row is confirmed, not refused. A row the batch refused is refused again: its fence has
+     * moved past this token, and never comes back.
+     */
+    Optional<FencedException> writeConfirmAgain(String refundId, String gatewayReference) throws SQLException {
+        FencedException refusal = writeConfirms(Map.of(refundId, gatewayReference)).get(refundId);
+        if (refusal instanceof FenceViolation v && v.storedFence() != null && v.storedFence() == token
+                && CONFIRMED_OR_LATER.contains(v.storedState())) {
+            return Optional.empty();
+        }
+        return Optional.ofNullable(refusal);
+    }
+
+    /** The states a row confirmed under a token can hold under that token. */
+    private static final Set<String> CONFIRMED_OR_LATER = Set.of("sent", "settled", "returned");
 
     /**
      * Turns auto-commit on and says what it was, to be put back once the write is done: a pool

@@ -1,20 +1,14 @@
 package dev.fenced.settlement;
 
 import dev.fenced.FenceViolation;
-import dev.fenced.FencedException;
 import dev.fenced.Lease;
 import dev.fenced.provider.MinorUnits;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
@@ -32,13 +26,8 @@ final class SettlementRun {
     private final RunState state;
     private final RunWrites writes;
     private final RefundSteps steps;
-    /**
-     * The one thread that writes the confirm batches when refunds run in parallel. A thread that
-     * reads a socket keeps the JDK's per-thread socket-buffer cache (a 1,024-slot array, about
-     * 4 KiB of heap); when any of a run's 2 × concurrency threads could lead a batch, that was
-     * about 8 KiB per refund in flight (BENCHMARKS.md, Fleet). Null with one in flight: no hop.
-     */
-    private final ExecutorService committer;
+    /** The run's own committer, ended with the run; null when its confirms go to the process's shared one, or none. */
+    private final SharedConfirms ownConfirms;
 
     SettlementRun(Lease lease, RunSettings settings, RunReporter report, AtomicBoolean leaseLost, BooleanSupplier stopRequested) {
         this.lease = lease;
@@ -47,43 +36,22 @@ final class SettlementRun {
         this.writes = new RunWrites(settings.dataSource(), settings.writes(), lease.token(), settings.hook());
         GatewayCalls calls = new GatewayCalls(settings.gateway(), settings.gatewayAttempts(), settings.gatewayBackoff(), state::stopped,
                 settings.keyRetention());
-        this.committer = settings.pipelined() ? Executors.newSingleThreadExecutor(runnable -> {
-            Thread thread = new Thread(runnable, "confirm-" + lease.resource());
-            thread.setDaemon(true);
-            return thread;
-        }) : null;
-        ConfirmBatcher confirmations = new ConfirmBatcher(committer == null ? writes::writeConfirms : this::writeConfirmsOnCommitter);
-        this.steps = new RefundSteps(state, writes, calls, confirmations, settings.hook(), settings.keyRetention());
-    }
-
-    /** The batch written on the committer thread; the caller waits for it, also when interrupted: a confirm is not abandoned half-way. */
-    private Map<String, FencedException> writeConfirmsOnCommitter(Map<String, String> gatewayReferenceById) throws SQLException {
-        Future<Map<String, FencedException>> written = committer.submit(() -> writes.writeConfirms(gatewayReferenceById));
-        boolean interrupted = false;
-        try {
-            while (true) {
-                try {
-                    return written.get();
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                } catch (ExecutionException e) {
-                    if (e.getCause() instanceof SQLException sql) {
-                        throw sql;
-                    }
-                    if (e.getCause() instanceof RuntimeException runtime) {
-                        throw runtime;
-                    }
-                    if (e.getCause() instanceof Error error) {
-                        throw error;
-                    }
-                    throw new IllegalStateException("the confirm batch failed: " + e.getCause(), e.getCause());
-                }
-            }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
+        // With refunds in parallel, the confirms join those of the process's other runs on the same data source, written
+        // by one committer thread: a thread that reads a socket keeps the JDK's per-thread socket-buffer cache (a
+        // 1,024-slot array, about 4 KiB of heap), and when any of a run's threads could lead a batch that was about 8 KiB
+        // per refund in flight (BENCHMARKS.md, Fleet). Writes whose batches have no bound of their own get a committer of
+        // the run's own. With one in flight the run writes its own: no hop.
+        RefundSteps.Confirmations confirmations;
+        if (settings.pipelined()) {
+            SharedConfirms shared = settings.writes().boundsConfirmEach() ? SharedConfirms.of(settings.dataSource(), settings.writes())
+                    : new SharedConfirms(SharedConfirms.TOGETHER_WAIT);
+            this.ownConfirms = settings.writes().boundsConfirmEach() ? null : shared;
+            confirmations = (refundId, gatewayReference) -> shared.confirm(writes, refundId, gatewayReference);
+        } else {
+            this.ownConfirms = null;
+            confirmations = new ConfirmBatcher<String>(writes::writeConfirms)::confirm;
         }
+        this.steps = new RefundSteps(state, writes, calls, confirmations, settings.hook(), settings.keyRetention());
     }
 
     /**
@@ -138,8 +106,8 @@ final class SettlementRun {
             }
         } finally {
             tasks.awaitAll();
-            if (committer != null) {
-                committer.shutdown();
+            if (ownConfirms != null) {
+                ownConfirms.shutdown();
             }
         }
         putBackClaimedAhead(claimedAhead);

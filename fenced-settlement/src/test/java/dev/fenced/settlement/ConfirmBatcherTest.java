@@ -19,6 +19,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import org.junit.jupiter.api.Test;
 
 /** The group commit alone: no database, a batch write that records what it was given. */
@@ -35,14 +36,8 @@ class ConfirmBatcherTest {
         CountDownLatch firstWriteEntered = new CountDownLatch(1);
         CountDownLatch releaseFirstWrite = new CountDownLatch(1);
         List<Map<String, String>> batches = new CopyOnWriteArrayList<>();
-        ConfirmBatcher batcher = new ConfirmBatcher(batch -> {
-            batches.add(Map.copyOf(batch));
-            if (batches.size() == 1) {
-                firstWriteEntered.countDown();
-                awaitRelease(releaseFirstWrite);
-            }
-            return batch.containsKey("r_7") ? Map.of("r_7", new FenceViolation("refund", "r_7", 5, 6L, "sending")) : Map.of();
-        });
+        ConfirmBatcher<String> batcher = holdingFirstWrite(batches, firstWriteEntered, releaseFirstWrite,
+                batch -> batch.containsKey("r_7") ? Map.of("r_7", new FenceViolation("refund", "r_7", 5, 6L, "sending")) : Map.of());
         ExecutorService pool = Executors.newFixedThreadPool(1);
         List<Thread> callers = new ArrayList<>();
         try {
@@ -78,12 +73,63 @@ class ConfirmBatcherTest {
 
     @Test
     void aFailedWriteReachesEveryCallerOfItsBatch() {
-        ConfirmBatcher batcher = new ConfirmBatcher(batch -> {
+        ConfirmBatcher<String> batcher = new ConfirmBatcher<>(batch -> {
             throw new SQLException("connection reset");
         });
         assertThatThrownBy(() -> batcher.confirm("r_1", "gw_1")).isInstanceOf(SQLException.class).hasMessageContaining("reset");
         assertThatThrownBy(() -> batcher.confirm("r_2", "gw_2")).as("the batcher is usable after a failure")
                 .isInstanceOf(SQLException.class);
+    }
+
+    /**
+     * Keys name the confirms in flight: a second confirm under a key that is waiting already (one
+     * refund confirmed twice by one run, or a batcher keyed too coarsely) is refused at once. Put in
+     * its place, it would have left the first caller waiting for an answer no batch gives. The
+     * first write is held so that the first {@code r_1} is surely waiting when the second comes.
+     */
+    @Test
+    void aConfirmUnderAKeyAlreadyWaitingIsRefusedAndTheWaitingOneIsAnswered() throws Exception {
+        CountDownLatch firstWriteEntered = new CountDownLatch(1);
+        CountDownLatch releaseFirstWrite = new CountDownLatch(1);
+        List<Map<String, String>> batches = new CopyOnWriteArrayList<>();
+        ConfirmBatcher<String> batcher = holdingFirstWrite(batches, firstWriteEntered, releaseFirstWrite, batch -> Map.of());
+        ExecutorService pool = Executors.newFixedThreadPool(3);
+        try {
+            Future<Optional<FencedException>> leader = pool.submit(() -> batcher.confirm("r_0", "gw_0"));
+            assertThat(firstWriteEntered.await(5, TimeUnit.SECONDS)).isTrue();
+            FutureTask<Optional<FencedException>> waitingOne = new FutureTask<>(() -> batcher.confirm("r_1", "gw_first"));
+            Thread caller = new Thread(waitingOne, "confirm-r_1");
+            caller.start();
+            // Polled, because the batcher tells no one: its only wait is the one for the running write.
+            await("the first r_1 waits inside the batcher").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
+                    .until(() -> caller.getState() == Thread.State.WAITING);
+
+            Future<Optional<FencedException>> second = pool.submit(() -> batcher.confirm("r_1", "gw_second"));
+            assertThatThrownBy(() -> second.get(5, TimeUnit.SECONDS)).as("refused at once, not left waiting")
+                    .hasCauseInstanceOf(IllegalStateException.class).hasMessageContaining("r_1 is already waiting");
+
+            releaseFirstWrite.countDown();
+            assertThat(leader.get(5, TimeUnit.SECONDS)).isEmpty();
+            assertThat(waitingOne.get(5, TimeUnit.SECONDS)).as("the first r_1 is answered").isEmpty();
+            assertThat(batches.get(1)).containsOnly(Map.entry("r_1", "gw_first"));
+        } finally {
+            releaseFirstWrite.countDown();
+            pool.shutdownNow();
+        }
+    }
+
+    /** A batcher whose writes record their batch and answer with {@code answer}; the first write waits for {@code release}. */
+    private static ConfirmBatcher<String> holdingFirstWrite(List<Map<String, String>> batches, CountDownLatch entered,
+                                                            CountDownLatch release,
+                                                            Function<Map<String, String>, Map<String, FencedException>> answer) {
+        return new ConfirmBatcher<>(batch -> {
+            batches.add(Map.copyOf(batch));
+            if (batches.size() == 1) {
+                entered.countDown();
+                awaitRelease(release);
+            }
+            return answer.apply(batch);
+        });
     }
 
     private static void awaitRelease(CountDownLatch latch) {
