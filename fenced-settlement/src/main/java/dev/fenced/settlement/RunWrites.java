@@ -54,26 +54,18 @@ final class RunWrites {
 
     /** A definitive refusal: the claimed row becomes failed with the reason, under the same fence as a confirm. */
     void markFailed(String refundId, String reason) throws SQLException {
-        try (Connection connection = dataSource.getConnection()) {
-            boolean autoCommit = autoCommitOn(connection);
-            try {
-                writes.fail(connection, refundId, token, reason);
-            } finally {
-                restore(connection, autoCommit);
-            }
-        }
+        inAutoCommit(connection -> {
+            writes.fail(connection, refundId, token, reason);
+            return null;
+        });
     }
 
     /** Nothing of the claimed row reached the gateway: back to pending, fenced, for the next run. */
     void putBack(String refundId) throws SQLException {
-        try (Connection connection = dataSource.getConnection()) {
-            boolean autoCommit = autoCommitOn(connection);
-            try {
-                writes.release(connection, refundId, token);
-            } finally {
-                restore(connection, autoCommit);
-            }
-        }
+        inAutoCommit(connection -> {
+            writes.release(connection, refundId, token);
+            return null;
+        });
     }
 
     /**
@@ -142,14 +134,7 @@ final class RunWrites {
     /** A batch of confirms in auto-commit: a refused row does not undo the others, whose gateway calls were made. */
     Map<String, FencedException> writeConfirms(Map<String, String> gatewayReferenceById) throws SQLException {
         // PostgreSQL commits the whole batch at its one Sync message, so a batch costs one round trip.
-        try (Connection connection = dataSource.getConnection()) {
-            boolean autoCommit = autoCommitOn(connection);
-            try {
-                return writes.confirmAll(connection, gatewayReferenceById, token);
-            } finally {
-                restore(connection, autoCommit);
-            }
-        }
+        return inAutoCommit(connection -> writes.confirmAll(connection, gatewayReferenceById, token));
     }
 
     /**
@@ -164,25 +149,12 @@ final class RunWrites {
         // Tokens count per merchant: two merchants' runs may hold the same number, their refund ids differ.
         Map<Long, Map<String, String>> byToken = new LinkedHashMap<>();
         byRun.forEach((run, references) -> byToken.computeIfAbsent(run.token, t -> new LinkedHashMap<>()).putAll(references));
-        Map<Long, Map<String, FencedException>> refusedByToken;
-        try (Connection connection = first.dataSource.getConnection()) {
-            boolean autoCommit = autoCommitOn(connection);
-            try {
-                refusedByToken = first.writes.confirmEach(connection, byToken, wait);
-            } finally {
-                restore(connection, autoCommit);
-            }
-        }
+        Map<Long, Map<String, FencedException>> refusedByToken =
+                first.inAutoCommit(connection -> first.writes.confirmEach(connection, byToken, wait));
         Map<RunWrites, Map<String, FencedException>> refusedByRun = new LinkedHashMap<>();
         byRun.forEach((run, references) -> {
-            Map<String, FencedException> refusedUnderToken = refusedByToken.getOrDefault(run.token, Map.of());
-            Map<String, FencedException> refused = new LinkedHashMap<>();
-            references.keySet().forEach(id -> {
-                FencedException refusal = refusedUnderToken.get(id);
-                if (refusal != null) {
-                    refused.put(id, refusal);
-                }
-            });
+            Map<String, FencedException> refused = new LinkedHashMap<>(refusedByToken.getOrDefault(run.token, Map.of()));
+            refused.keySet().retainAll(references.keySet());
             refusedByRun.put(run, refused);
         });
         return refusedByRun;
@@ -207,6 +179,18 @@ final class RunWrites {
 
     /** The states a row confirmed under a token can hold under that token. */
     private static final Set<String> CONFIRMED_OR_LATER = Set.of("sent", "settled", "returned");
+
+    /** Runs {@code work} on a connection of its own in auto-commit, whatever the pool hands out; the connection goes back as it came. */
+    private <T> T inAutoCommit(TransactionWork<T> work) throws SQLException {
+        try (Connection connection = dataSource.getConnection()) {
+            boolean autoCommit = autoCommitOn(connection);
+            try {
+                return work.run(connection);
+            } finally {
+                restore(connection, autoCommit);
+            }
+        }
+    }
 
     /**
      * Turns auto-commit on and says what it was, to be put back once the write is done: a pool

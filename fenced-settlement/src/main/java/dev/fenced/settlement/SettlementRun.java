@@ -43,10 +43,11 @@ final class SettlementRun {
         // the run's own. With one in flight the run writes its own: no hop.
         RefundSteps.Confirmations confirmations;
         if (settings.pipelined()) {
-            SharedConfirms shared = settings.writes().boundsConfirmEach() ? SharedConfirms.of(settings.dataSource(), settings.writes())
+            boolean shared = settings.writes().boundsConfirmEach();
+            SharedConfirms committer = shared ? SharedConfirms.of(settings.dataSource(), settings.writes())
                     : new SharedConfirms(SharedConfirms.TOGETHER_WAIT);
-            this.ownConfirms = settings.writes().boundsConfirmEach() ? null : shared;
-            confirmations = (refundId, gatewayReference) -> shared.confirm(writes, refundId, gatewayReference);
+            this.ownConfirms = shared ? null : committer;
+            confirmations = (refundId, gatewayReference) -> committer.confirm(writes, refundId, gatewayReference);
         } else {
             this.ownConfirms = null;
             confirmations = new ConfirmBatcher<String>(writes::writeConfirms)::confirm;
