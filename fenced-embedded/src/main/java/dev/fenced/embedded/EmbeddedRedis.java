@@ -2,7 +2,6 @@ package dev.fenced.embedded;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import redis.embedded.RedisServer;
 
@@ -143,12 +142,8 @@ public final class EmbeddedRedis implements AutoCloseable {
         stopServer();
     }
 
+    /** A loopback port nothing listens on now, below the kernel's ephemeral range (see {@code LocalProcesses.freePort}). */
     public static int freePort() {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            socket.setReuseAddress(true);
-            return socket.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        return LocalProcesses.freePort();
     }
 }
