@@ -185,10 +185,10 @@ public final class EmbeddedRedisCluster implements ReplicatedRedis {
         return server;
     }
 
-    /** A free port whose cluster bus port (+10000) is free too. */
+    /** A free port whose cluster bus port (+10000) is free too, both below the ephemeral range where the kernel allows. */
     private static int freeClusterPort() throws IOException {
         for (int attempt = 0; attempt < 100; attempt++) {
-            int port = EmbeddedRedis.freePort();
+            int port = LocalProcesses.freePortUpTo(LocalProcesses.ephemeralRangeStart() - 1 - 10_000);
             if (port + 10_000 > 65_535) {
                 continue;
             }

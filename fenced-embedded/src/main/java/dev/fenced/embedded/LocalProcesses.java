@@ -52,7 +52,12 @@ final class LocalProcesses {
      * the same port twice in a row.
      */
     static int freePort() {
-        int highest = ephemeralRangeStart() - 1;
+        return freePortUpTo(Integer.MAX_VALUE);
+    }
+
+    /** As {@link #freePort()}, at most {@code highestWanted}: a server that also binds a port above its own. */
+    static int freePortUpTo(int highestWanted) {
+        int highest = Math.min(highestWanted, ephemeralRangeStart() - 1);
         if (highest - LOWEST_PORT < 1_000) {
             return kernelChosenPort();
         }
@@ -78,7 +83,7 @@ final class LocalProcesses {
     }
 
     /** The first port of Linux's ephemeral range; 32768 (the kernel's default) where it cannot be read. */
-    private static int ephemeralRangeStart() {
+    static int ephemeralRangeStart() {
         // one line read, not Files.readString: a sysctl file reports size 0 and that read stops after one byte
         try (BufferedReader range = Files.newBufferedReader(Path.of("/proc/sys/net/ipv4/ip_local_port_range"))) {
             return Integer.parseInt(range.readLine().trim().split("\\s+")[0]);

@@ -40,6 +40,15 @@ class LocalProcessesTest {
         }
     }
 
+    /** A Redis Cluster node also binds its port + 10000: both stay below the range. */
+    @Test
+    void aPortWithABusPortAboveItStaysUnderItsBound() {
+        int bound = LocalProcesses.ephemeralRangeStart() - 1 - 10_000;
+        for (int i = 0; i < 50; i++) {
+            assertThat(LocalProcesses.freePortUpTo(bound)).isBetween(10_000, bound);
+        }
+    }
+
     @Test
     void aPortSomeoneListensOnIsSkipped() throws IOException {
         int first = LocalProcesses.freePort();
