@@ -25,8 +25,9 @@ import javax.sql.DataSource;
  * time in one fenced statement, while the previous ones are in flight, and the confirms of refunds
  * that finish together are written in one batch (each row still checked by its own fenced UPDATE);
  * a refund's in-flight place goes to the next one as soon as its gateway call has answered. A stop
- * leaves fewer than three times {@code concurrency} claimed rows unconfirmed (claimed ahead, in
- * flight, or waiting for their confirm); the next holder looks each one up at the gateway.
+ * leaves at most three times {@code concurrency} claimed rows unconfirmed (claimed ahead, in
+ * flight, or waiting for their confirm: each is bounded by {@code concurrency}, and all three can be
+ * full at once); the next holder looks each one up at the gateway.
  *
  * <p>A {@link FenceViolation} abandons the batch at once: no retry, no further claim. A lost lease
  * (the watchdog) stops new claims. A row an earlier holder finished after this run read it (its
