@@ -2,16 +2,18 @@ package dev.fenced.settlement;
 
 import dev.fenced.FencedException;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.IntSupplier;
 
 /**
  * Confirms from many threads, written together (group commit): a thread that finds no write
  * running writes every confirm waiting, in one call of {@link BatchWrite}, while the others wait
  * for their answer. Each caller learns its own row's refusal, or the batch's failure. With one
- * caller at a time a batch is that one confirm. Thread-safe; knows nothing of databases, so it is
- * tested alone.
+ * caller at a time a batch is that one confirm; a batcher built to gather has its writer wait a
+ * bounded time for more first. Thread-safe; knows nothing of databases, so it is tested alone.
  *
  * @param <K> what names a confirm: a refund id within one run, a run and a refund id across runs.
  *     Two callers with equal keys at once would lose one of them: keys must be unique among the
@@ -56,12 +58,31 @@ final class ConfirmBatcher<K> {
     }
 
     private final BatchWrite<K> write;
+    private final long gatherNanos;
+    private final IntSupplier gatherUpTo;
     private final Object lock = new Object();
     private Map<K, PendingConfirm> waiting = new LinkedHashMap<>();
     private boolean writing;
+    private boolean gathering;
 
+    /** A batcher that writes what waits at once: a batch is what arrived while the last one was written. */
     ConfirmBatcher(BatchWrite<K> write) {
+        this(write, Duration.ZERO, () -> 1);
+    }
+
+    /**
+     * A batcher whose writer first waits up to {@code gather} for more confirms, or until as many
+     * wait as {@code gatherUpTo} says can (read on every arrival): fewer, larger batches, each a
+     * commit, for at most {@code gather} more per confirm. A writer never waits for confirms that
+     * cannot come: once every place there is waits, it writes.
+     */
+    ConfirmBatcher(BatchWrite<K> write, Duration gather, IntSupplier gatherUpTo) {
+        if (gather.isNegative()) {
+            throw new IllegalArgumentException("gather must be at least zero, got " + gather);
+        }
         this.write = write;
+        this.gatherNanos = gather.toNanos();
+        this.gatherUpTo = gatherUpTo;
     }
 
     /**
@@ -78,6 +99,9 @@ final class ConfirmBatcher<K> {
                 // replacing it would leave its caller waiting for an answer no batch gives
                 throw new IllegalStateException("a confirm of " + key + " is already waiting");
             }
+            if (gathering && waiting.size() >= gatherUpTo.getAsInt()) {
+                lock.notifyAll(); // a writer gathering may write now
+            }
             while (writing && !mine.done) {
                 try {
                     lock.wait();
@@ -92,6 +116,9 @@ final class ConfirmBatcher<K> {
                 return mine.result();
             }
             writing = true;
+            if (gatherNanos > 0 && !gather()) {
+                Thread.currentThread().interrupt(); // the batch is written at once, not abandoned
+            }
             batch = waiting;
             waiting = new LinkedHashMap<>();
         }
@@ -113,5 +140,22 @@ final class ConfirmBatcher<K> {
             }
         }
         return mine.result();
+    }
+
+    /** Waits, holding the writer's turn, until as many confirms wait as can or the gather is over; false when interrupted. */
+    private boolean gather() {
+        long deadline = System.nanoTime() + gatherNanos;
+        long left;
+        gathering = true;
+        try {
+            while (waiting.size() < gatherUpTo.getAsInt() && (left = deadline - System.nanoTime()) > 0) {
+                lock.wait(left / 1_000_000, (int) (left % 1_000_000));
+            }
+            return true;
+        } catch (InterruptedException e) {
+            return false;
+        } finally {
+            gathering = false;
+        }
     }
 }

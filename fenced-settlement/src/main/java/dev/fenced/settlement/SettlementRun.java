@@ -26,8 +26,10 @@ final class SettlementRun {
     private final RunState state;
     private final RunWrites writes;
     private final RefundSteps steps;
-    /** The run's own committer, ended with the run; null when its confirms go to the process's shared one, or none. */
-    private final SharedConfirms ownConfirms;
+    /** Where the run's confirms are written with other runs' (the process's shared committer, or one of its own); null with one in flight. */
+    private final SharedConfirms confirms;
+    /** True when {@link #confirms} is the run's own, ended with the run. */
+    private final boolean ownConfirms;
 
     SettlementRun(Lease lease, RunSettings settings, RunReporter report, AtomicBoolean leaseLost, BooleanSupplier stopRequested) {
         this.lease = lease;
@@ -46,10 +48,12 @@ final class SettlementRun {
             boolean shared = settings.writes().boundsConfirmEach();
             SharedConfirms committer = shared ? SharedConfirms.of(settings.dataSource(), settings.writes())
                     : new SharedConfirms(SharedConfirms.TOGETHER_WAIT);
-            this.ownConfirms = shared ? null : committer;
+            this.confirms = committer;
+            this.ownConfirms = !shared;
             confirmations = (refundId, gatewayReference) -> committer.confirm(writes, refundId, gatewayReference);
         } else {
-            this.ownConfirms = null;
+            this.confirms = null;
+            this.ownConfirms = false;
             confirmations = new ConfirmBatcher<String>(writes::writeConfirms)::confirm;
         }
         this.steps = new RefundSteps(state, writes, calls, confirmations, settings.hook(), settings.keyRetention());
@@ -72,6 +76,9 @@ final class SettlementRun {
         Semaphore inFlight = new Semaphore(settings.concurrency());
         Semaphore confirming = new Semaphore(settings.concurrency());
         Set<String> claimedAhead = new HashSet<>();
+        if (confirms != null) {
+            confirms.runStarted(settings.concurrency());
+        }
         try {
             for (int i = 0; i < rows.size(); i++) {
                 RefundRow row = rows.get(i);
@@ -107,8 +114,11 @@ final class SettlementRun {
             }
         } finally {
             tasks.awaitAll();
-            if (ownConfirms != null) {
-                ownConfirms.shutdown();
+            if (confirms != null) {
+                confirms.runEnded(settings.concurrency());
+            }
+            if (ownConfirms) {
+                confirms.shutdown();
             }
         }
         putBackClaimedAhead(claimedAhead);

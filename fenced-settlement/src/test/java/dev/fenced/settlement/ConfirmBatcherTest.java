@@ -19,8 +19,11 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** The group commit alone: no database, a batch write that records what it was given. */
 class ConfirmBatcherTest {
@@ -116,6 +119,96 @@ class ConfirmBatcherTest {
             releaseFirstWrite.countDown();
             pool.shutdownNow();
         }
+    }
+
+    /**
+     * A writer that gathers waits for the confirms that come after it and writes them with its own,
+     * in one batch: here until three wait, as many as can, its bound (ten minutes) far away. The second and third
+     * callers start only once the first is either gathering or done. <b>Control</b>: a batcher that
+     * does not gather has written the first confirm alone by then, so its first batch holds one.
+     */
+    @ParameterizedTest(name = "gathering: {0}")
+    @ValueSource(booleans = {true, false})
+    void aWriterThatGathersWritesTheConfirmsThatComeAfterItInOneBatch(boolean gathers) throws Exception {
+        List<Map<String, String>> batches = new CopyOnWriteArrayList<>();
+        ConfirmBatcher<String> batcher = gathers ? new ConfirmBatcher<>(recording(batches), Duration.ofMinutes(10), () -> 3)
+                : new ConfirmBatcher<>(recording(batches));
+        List<FutureTask<Optional<FencedException>>> confirms = new ArrayList<>();
+        List<Thread> callers = new ArrayList<>();
+        try {
+            for (int i = 1; i <= 3; i++) {
+                String id = "r_" + i;
+                FutureTask<Optional<FencedException>> confirm = new FutureTask<>(() -> batcher.confirm(id, "gw_" + id));
+                confirms.add(confirm);
+                Thread caller = new Thread(confirm, "confirm-" + id);
+                callers.add(caller);
+                caller.start();
+                if (i == 1) {
+                    // Polled, because the batcher tells no one: a gathering writer waits with a timeout, one that does not has returned.
+                    await("the first caller gathers or is done").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
+                            .until(() -> caller.getState() == Thread.State.TIMED_WAITING || confirm.isDone());
+                }
+            }
+            for (FutureTask<Optional<FencedException>> confirm : confirms) {
+                assertThat(confirm.get(10, TimeUnit.SECONDS)).isEmpty();
+            }
+        } finally {
+            callers.forEach(Thread::interrupt);
+        }
+        if (gathers) {
+            assertThat(batches).as("one batch: the writer waited for the other two").hasSize(1);
+            assertThat(batches.get(0)).containsOnlyKeys("r_1", "r_2", "r_3");
+        } else {
+            assertThat(batches.get(0)).as("control: written before the others came").containsOnlyKeys("r_1");
+        }
+    }
+
+    /** The gather is bounded: a writer alone writes its confirm once the gather is over, without waiting for more. */
+    @Test
+    void aWriterAloneWritesOnceItsGatherIsOver() throws Exception {
+        List<Map<String, String>> batches = new CopyOnWriteArrayList<>();
+        ConfirmBatcher<String> batcher = new ConfirmBatcher<>(recording(batches), Duration.ofMillis(50), () -> 64);
+        assertThat(batcher.confirm("r_1", "gw_1")).isEmpty();
+        assertThat(batches).containsExactly(Map.of("r_1", "gw_1"));
+    }
+
+    /**
+     * An interrupted writer stops gathering and writes what waits at once: a confirm is not
+     * abandoned half-way, and the caller gets its interrupt back.
+     */
+    @Test
+    void anInterruptedWriterWritesAtOnceAndKeepsItsInterrupt() throws Exception {
+        List<Map<String, String>> batches = new CopyOnWriteArrayList<>();
+        ConfirmBatcher<String> batcher = new ConfirmBatcher<>(recording(batches), Duration.ofMinutes(10), () -> 64);
+        AtomicBoolean interruptedAfter = new AtomicBoolean();
+        FutureTask<Optional<FencedException>> confirm = new FutureTask<>(() -> {
+            Optional<FencedException> answer = batcher.confirm("r_1", "gw_1");
+            interruptedAfter.set(Thread.currentThread().isInterrupted());
+            return answer;
+        });
+        Thread caller = new Thread(confirm, "confirm-r_1");
+        caller.start();
+        // Polled, because the batcher tells no one: the writer's gather is its only timed wait.
+        await("the writer gathers").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
+                .until(() -> caller.getState() == Thread.State.TIMED_WAITING);
+        caller.interrupt();
+        assertThat(confirm.get(10, TimeUnit.SECONDS)).isEmpty();
+        assertThat(batches).containsExactly(Map.of("r_1", "gw_1"));
+        assertThat(interruptedAfter).as("the interrupt is kept for the caller").isTrue();
+    }
+
+    @Test
+    void aNegativeGatherIsRefused() {
+        assertThatThrownBy(() -> new ConfirmBatcher<String>(batch -> Map.of(), Duration.ofMillis(-1), () -> 8))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("gather");
+    }
+
+    /** A batch write that records each batch in {@code batches} and refuses nothing. */
+    private static ConfirmBatcher.BatchWrite<String> recording(List<Map<String, String>> batches) {
+        return batch -> {
+            batches.add(Map.copyOf(batch));
+            return Map.of();
+        };
     }
 
     /** A batcher whose writes record their batch and answer with {@code answer}; the first write waits for {@code release}. */
