@@ -6,7 +6,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
-import java.util.function.IntSupplier;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Confirms from many threads, written together (group commit): a thread that finds no write
@@ -59,7 +59,7 @@ final class ConfirmBatcher<K> {
 
     private final BatchWrite<K> write;
     private final long gatherNanos;
-    private final IntSupplier gatherUpTo;
+    private final AtomicInteger places;
     private final Object lock = new Object();
     private Map<K, PendingConfirm> waiting = new LinkedHashMap<>();
     private boolean writing;
@@ -67,22 +67,22 @@ final class ConfirmBatcher<K> {
 
     /** A batcher that writes what waits at once: a batch is what arrived while the last one was written. */
     ConfirmBatcher(BatchWrite<K> write) {
-        this(write, Duration.ZERO, () -> 1);
+        this(write, Duration.ZERO, new AtomicInteger(1));
     }
 
     /**
      * A batcher whose writer first waits up to {@code gather} for more confirms, or until as many
-     * wait as {@code gatherUpTo} says can (read on every arrival): fewer, larger batches, each a
-     * commit, for at most {@code gather} more per confirm. A writer never waits for confirms that
-     * cannot come: once every place there is waits, it writes.
+     * wait as {@code places} holds (the confirms that can wait at once, read on every arrival; one
+     * or less: no gather): fewer, larger batches, each a commit, for at most {@code gather} more per
+     * confirm. A writer never waits for confirms that cannot come: once every place waits, it writes.
      */
-    ConfirmBatcher(BatchWrite<K> write, Duration gather, IntSupplier gatherUpTo) {
+    ConfirmBatcher(BatchWrite<K> write, Duration gather, AtomicInteger places) {
         if (gather.isNegative()) {
             throw new IllegalArgumentException("gather must be at least zero, got " + gather);
         }
         this.write = write;
         this.gatherNanos = gather.toNanos();
-        this.gatherUpTo = gatherUpTo;
+        this.places = places;
     }
 
     /**
@@ -99,7 +99,7 @@ final class ConfirmBatcher<K> {
                 // replacing it would leave its caller waiting for an answer no batch gives
                 throw new IllegalStateException("a confirm of " + key + " is already waiting");
             }
-            if (gathering && waiting.size() >= gatherUpTo.getAsInt()) {
+            if (gathering && waiting.size() >= places.get()) {
                 lock.notifyAll(); // a writer gathering may write now
             }
             while (writing && !mine.done) {
@@ -148,7 +148,7 @@ final class ConfirmBatcher<K> {
         long left;
         gathering = true;
         try {
-            while (waiting.size() < gatherUpTo.getAsInt() && (left = deadline - System.nanoTime()) > 0) {
+            while (waiting.size() < places.get() && (left = deadline - System.nanoTime()) > 0) {
                 lock.wait(left / 1_000_000, (int) (left % 1_000_000));
             }
             return true;

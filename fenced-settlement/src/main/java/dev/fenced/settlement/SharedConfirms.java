@@ -47,9 +47,9 @@ final class SharedConfirms {
     /**
      * How long a batch's writer waits for more confirms before it writes, unless every run's confirm
      * places fill first. Each batch is a commit and a hop to the committer: one worker's batches grew
-     * from about 3 to about 7 rows, and PostgreSQL's CPU per refund fell by about 7 % (BENCHMARKS.md,
-     * "a confirm batch that gathers"). A confirm waits at most this much more, beside a gateway call
-     * of tens of milliseconds.
+     * from about 3 to about 7 rows, and PostgreSQL's CPU per refund was 0.95x, within reach of the
+     * noise (BENCHMARKS.md, "a confirm batch that gathers"). A confirm waits at most this much more,
+     * beside a gateway call of tens of milliseconds.
      */
     static final Duration GATHER = Duration.ofMillis(2);
 
@@ -79,7 +79,7 @@ final class SharedConfirms {
     private final Duration wait;
     /** The confirm places of the runs writing here now: as many confirms as can wait at once. */
     private final AtomicInteger places = new AtomicInteger();
-    private final ConfirmBatcher<Entry> batcher = new ConfirmBatcher<>(this::writeOnCommitter, GATHER, () -> Math.max(1, places.get()));
+    private final ConfirmBatcher<Entry> batcher = new ConfirmBatcher<>(this::writeOnCommitter, GATHER, places);
     private final ThreadPoolExecutor committer = new ThreadPoolExecutor(0, 1, 1, TimeUnit.MINUTES, new LinkedBlockingQueue<>(),
             runnable -> {
                 Thread thread = new Thread(runnable, "fenced-confirm-" + COMMITTERS.incrementAndGet());

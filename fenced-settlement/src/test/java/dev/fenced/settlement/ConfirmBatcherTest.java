@@ -20,8 +20,10 @@ import java.util.concurrent.Future;
 import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -131,7 +133,7 @@ class ConfirmBatcherTest {
     @ValueSource(booleans = {true, false})
     void aWriterThatGathersWritesTheConfirmsThatComeAfterItInOneBatch(boolean gathers) throws Exception {
         List<Map<String, String>> batches = new CopyOnWriteArrayList<>();
-        ConfirmBatcher<String> batcher = gathers ? new ConfirmBatcher<>(recording(batches), Duration.ofMinutes(10), () -> 3)
+        ConfirmBatcher<String> batcher = gathers ? new ConfirmBatcher<>(recording(batches), Duration.ofMinutes(10), new AtomicInteger(3))
                 : new ConfirmBatcher<>(recording(batches));
         List<FutureTask<Optional<FencedException>>> confirms = new ArrayList<>();
         List<Thread> callers = new ArrayList<>();
@@ -163,11 +165,33 @@ class ConfirmBatcherTest {
         }
     }
 
-    /** The gather is bounded: a writer alone writes its confirm once the gather is over, without waiting for more. */
+    /**
+     * The gather is bounded: a writer alone, with room for 63 more that never come, is seen
+     * gathering and then writes its confirm once the gather (a second) is over. A gather without a
+     * bound fails on the test's timeout instead of hanging the build.
+     */
     @Test
-    void aWriterAloneWritesOnceItsGatherIsOver() throws Exception {
+    @Timeout(30)
+    void aWriterAloneGathersThenWritesOnceItsGatherIsOver() throws Exception {
         List<Map<String, String>> batches = new CopyOnWriteArrayList<>();
-        ConfirmBatcher<String> batcher = new ConfirmBatcher<>(recording(batches), Duration.ofMillis(50), () -> 64);
+        ConfirmBatcher<String> batcher = new ConfirmBatcher<>(recording(batches), Duration.ofSeconds(1), new AtomicInteger(64));
+        FutureTask<Optional<FencedException>> confirm = new FutureTask<>(() -> batcher.confirm("r_1", "gw_1"));
+        Thread caller = new Thread(confirm, "confirm-r_1");
+        caller.start();
+        // Polled, because the batcher tells no one: the writer's gather is its only timed wait.
+        await("the writer gathers").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
+                .until(() -> caller.getState() == Thread.State.TIMED_WAITING);
+        assertThat(batches).as("nothing written while it gathers").isEmpty();
+        assertThat(confirm.get(20, TimeUnit.SECONDS)).isEmpty();
+        assertThat(batches).containsExactly(Map.of("r_1", "gw_1"));
+    }
+
+    /** A writer that is every place there is writes at once, however long its gather: no confirm can come to join it. */
+    @Test
+    @Timeout(30)
+    void aWriterThatIsEveryPlaceWritesAtOnce() throws Exception {
+        List<Map<String, String>> batches = new CopyOnWriteArrayList<>();
+        ConfirmBatcher<String> batcher = new ConfirmBatcher<>(recording(batches), Duration.ofMinutes(10), new AtomicInteger(1));
         assertThat(batcher.confirm("r_1", "gw_1")).isEmpty();
         assertThat(batches).containsExactly(Map.of("r_1", "gw_1"));
     }
@@ -179,7 +203,7 @@ class ConfirmBatcherTest {
     @Test
     void anInterruptedWriterWritesAtOnceAndKeepsItsInterrupt() throws Exception {
         List<Map<String, String>> batches = new CopyOnWriteArrayList<>();
-        ConfirmBatcher<String> batcher = new ConfirmBatcher<>(recording(batches), Duration.ofMinutes(10), () -> 64);
+        ConfirmBatcher<String> batcher = new ConfirmBatcher<>(recording(batches), Duration.ofMinutes(10), new AtomicInteger(64));
         AtomicBoolean interruptedAfter = new AtomicBoolean();
         FutureTask<Optional<FencedException>> confirm = new FutureTask<>(() -> {
             Optional<FencedException> answer = batcher.confirm("r_1", "gw_1");
@@ -199,7 +223,7 @@ class ConfirmBatcherTest {
 
     @Test
     void aNegativeGatherIsRefused() {
-        assertThatThrownBy(() -> new ConfirmBatcher<String>(batch -> Map.of(), Duration.ofMillis(-1), () -> 8))
+        assertThatThrownBy(() -> new ConfirmBatcher<String>(batch -> Map.of(), Duration.ofMillis(-1), new AtomicInteger(8)))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("gather");
     }
 
