@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -51,11 +52,9 @@ class ConfirmBatcherTest {
             List<FutureTask<Optional<FencedException>>> waiting = new ArrayList<>();
             for (int i = 1; i <= 8; i++) {
                 String id = "r_" + i;
-                FutureTask<Optional<FencedException>> confirm = new FutureTask<>(() -> batcher.confirm(id, "gw_" + id));
-                waiting.add(confirm);
-                Thread caller = new Thread(confirm, "confirm-" + id);
-                callers.add(caller);
-                caller.start();
+                Caller caller = Caller.start(id, () -> batcher.confirm(id, "gw_" + id));
+                waiting.add(caller.answer());
+                callers.add(caller.thread());
             }
             // A caller's only wait on its way is the batcher's, for the running write: once all eight
             // wait, all eight are in the next batch. Polled, because the batcher tells no one.
@@ -102,12 +101,10 @@ class ConfirmBatcherTest {
         try {
             Future<Optional<FencedException>> leader = pool.submit(() -> batcher.confirm("r_0", "gw_0"));
             assertThat(firstWriteEntered.await(5, TimeUnit.SECONDS)).isTrue();
-            FutureTask<Optional<FencedException>> waitingOne = new FutureTask<>(() -> batcher.confirm("r_1", "gw_first"));
-            Thread caller = new Thread(waitingOne, "confirm-r_1");
-            caller.start();
+            Caller first = Caller.start("r_1", () -> batcher.confirm("r_1", "gw_first"));
             // Polled, because the batcher tells no one: its only wait is the one for the running write.
             await("the first r_1 waits inside the batcher").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
-                    .until(() -> caller.getState() == Thread.State.WAITING);
+                    .until(() -> first.thread().getState() == Thread.State.WAITING);
 
             Future<Optional<FencedException>> second = pool.submit(() -> batcher.confirm("r_1", "gw_second"));
             assertThatThrownBy(() -> second.get(5, TimeUnit.SECONDS)).as("refused at once, not left waiting")
@@ -115,7 +112,7 @@ class ConfirmBatcherTest {
 
             releaseFirstWrite.countDown();
             assertThat(leader.get(5, TimeUnit.SECONDS)).isEmpty();
-            assertThat(waitingOne.get(5, TimeUnit.SECONDS)).as("the first r_1 is answered").isEmpty();
+            assertThat(first.answer().get(5, TimeUnit.SECONDS)).as("the first r_1 is answered").isEmpty();
             assertThat(batches.get(1)).containsOnly(Map.entry("r_1", "gw_first"));
         } finally {
             releaseFirstWrite.countDown();
@@ -140,15 +137,13 @@ class ConfirmBatcherTest {
         try {
             for (int i = 1; i <= 3; i++) {
                 String id = "r_" + i;
-                FutureTask<Optional<FencedException>> confirm = new FutureTask<>(() -> batcher.confirm(id, "gw_" + id));
-                confirms.add(confirm);
-                Thread caller = new Thread(confirm, "confirm-" + id);
-                callers.add(caller);
-                caller.start();
+                Caller caller = Caller.start(id, () -> batcher.confirm(id, "gw_" + id));
+                confirms.add(caller.answer());
+                callers.add(caller.thread());
                 if (i == 1) {
                     // Polled, because the batcher tells no one: a gathering writer waits with a timeout, one that does not has returned.
                     await("the first caller gathers or is done").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
-                            .until(() -> caller.getState() == Thread.State.TIMED_WAITING || confirm.isDone());
+                            .until(() -> caller.thread().getState() == Thread.State.TIMED_WAITING || caller.answer().isDone());
                 }
             }
             for (FutureTask<Optional<FencedException>> confirm : confirms) {
@@ -175,14 +170,10 @@ class ConfirmBatcherTest {
     void aWriterAloneGathersThenWritesOnceItsGatherIsOver() throws Exception {
         List<Map<String, String>> batches = new CopyOnWriteArrayList<>();
         ConfirmBatcher<String> batcher = new ConfirmBatcher<>(recording(batches), Duration.ofSeconds(1), new AtomicInteger(64));
-        FutureTask<Optional<FencedException>> confirm = new FutureTask<>(() -> batcher.confirm("r_1", "gw_1"));
-        Thread caller = new Thread(confirm, "confirm-r_1");
-        caller.start();
-        // Polled, because the batcher tells no one: the writer's gather is its only timed wait.
-        await("the writer gathers").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
-                .until(() -> caller.getState() == Thread.State.TIMED_WAITING);
+        Caller writer = Caller.start("r_1", () -> batcher.confirm("r_1", "gw_1"));
+        awaitGathering(writer.thread());
         assertThat(batches).as("nothing written while it gathers").isEmpty();
-        assertThat(confirm.get(20, TimeUnit.SECONDS)).isEmpty();
+        assertThat(writer.answer().get(20, TimeUnit.SECONDS)).isEmpty();
         assertThat(batches).containsExactly(Map.of("r_1", "gw_1"));
     }
 
@@ -205,18 +196,14 @@ class ConfirmBatcherTest {
         List<Map<String, String>> batches = new CopyOnWriteArrayList<>();
         ConfirmBatcher<String> batcher = new ConfirmBatcher<>(recording(batches), Duration.ofMinutes(10), new AtomicInteger(64));
         AtomicBoolean interruptedAfter = new AtomicBoolean();
-        FutureTask<Optional<FencedException>> confirm = new FutureTask<>(() -> {
+        Caller writer = Caller.start("r_1", () -> {
             Optional<FencedException> answer = batcher.confirm("r_1", "gw_1");
             interruptedAfter.set(Thread.currentThread().isInterrupted());
             return answer;
         });
-        Thread caller = new Thread(confirm, "confirm-r_1");
-        caller.start();
-        // Polled, because the batcher tells no one: the writer's gather is its only timed wait.
-        await("the writer gathers").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
-                .until(() -> caller.getState() == Thread.State.TIMED_WAITING);
-        caller.interrupt();
-        assertThat(confirm.get(10, TimeUnit.SECONDS)).isEmpty();
+        awaitGathering(writer.thread());
+        writer.thread().interrupt();
+        assertThat(writer.answer().get(10, TimeUnit.SECONDS)).isEmpty();
         assertThat(batches).containsExactly(Map.of("r_1", "gw_1"));
         assertThat(interruptedAfter).as("the interrupt is kept for the caller").isTrue();
     }
@@ -225,6 +212,22 @@ class ConfirmBatcherTest {
     void aNegativeGatherIsRefused() {
         assertThatThrownBy(() -> new ConfirmBatcher<String>(batch -> Map.of(), Duration.ofMillis(-1), new AtomicInteger(8)))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("gather");
+    }
+
+    /** A confirm on a thread of its own, started: its answer and its thread. */
+    private record Caller(FutureTask<Optional<FencedException>> answer, Thread thread) {
+        static Caller start(String refundId, Callable<Optional<FencedException>> confirm) {
+            FutureTask<Optional<FencedException>> answer = new FutureTask<>(confirm);
+            Thread thread = new Thread(answer, "confirm-" + refundId);
+            thread.start();
+            return new Caller(answer, thread);
+        }
+    }
+
+    /** Polled, because the batcher tells no one: a writer's gather is its only timed wait. */
+    private static void awaitGathering(Thread writer) {
+        await("the writer gathers").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
+                .until(() -> writer.getState() == Thread.State.TIMED_WAITING);
     }
 
     /** A batch write that records each batch in {@code batches} and refuses nothing. */
