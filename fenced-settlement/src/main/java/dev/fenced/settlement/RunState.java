@@ -71,6 +71,11 @@ final class RunState {
         return violation.get() != null;
     }
 
+    /** An error stopped the run: one refund's, refused credentials, or the first read's. */
+    boolean erred() {
+        return error.get() != null;
+    }
+
     boolean gatewayDown() {
         return gatewayDown.get();
     }

@@ -127,9 +127,13 @@ final class SettlementRun {
         }
     }
 
-    /** Rows claimed ahead but never sent go back to pending when the run stopped early for a reason that is not a violation. */
+    /**
+     * Rows claimed ahead but never sent go back to pending when the run stopped early for a reason
+     * that is not a violation: the gateway down, a stop, a database wait, an error (refused
+     * credentials among them).
+     */
     private void putBackClaimedAhead(Set<String> claimedAhead) {
-        if (!(state.gatewayDown() || state.stopRequested() || state.databaseWait() != null) || state.violated()) {
+        if (!(state.gatewayDown() || state.stopRequested() || state.databaseWait() != null || state.erred()) || state.violated()) {
             return;
         }
         for (String id : claimedAhead) {
@@ -137,6 +141,7 @@ final class SettlementRun {
                 // Asked per row: a put-back that waits too long makes the rest "before a database wait".
                 steps.putBack(id, state.gatewayDown() ? "claimed, never sent before the gateway went down"
                         : state.databaseWait() != null ? "claimed, never sent before a database wait ran out"
+                        : state.erred() ? "claimed, never sent before the run failed"
                         : "claimed, never sent before the stop");
             } catch (FenceViolation v) {
                 state.refused(id, v);

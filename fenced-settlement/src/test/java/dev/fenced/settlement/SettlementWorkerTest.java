@@ -154,12 +154,14 @@ class SettlementWorkerTest {
     /**
      * A provider that refuses the credentials (401) will refuse every request until someone fixes
      * the configuration: the run stops at the first refusal, puts that refund back, marks nothing
-     * failed, and fails with a line that says so and never the key. Control: the right key settles
-     * every refund.
+     * failed, and fails with a line that says so and never the key. With 2 or 4 in flight the rows
+     * it claimed ahead and never sent go back to pending too (with 2, too few refusals to count as
+     * the gateway down: the refused credentials alone must put them back). Control: the right key settles every
+     * refund.
      */
-    @org.junit.jupiter.params.ParameterizedTest(name = "wrong key: {0}")
-    @org.junit.jupiter.params.provider.ValueSource(booleans = {true, false})
-    void refusedCredentialsStopTheRunAtOnceAndFailNothing(boolean wrongKey) throws Exception {
+    @org.junit.jupiter.params.ParameterizedTest(name = "wrong key: {0}, {1} in flight")
+    @org.junit.jupiter.params.provider.CsvSource({"true, 1", "false, 1", "true, 2", "true, 4"})
+    void refusedCredentialsStopTheRunAtOnceAndFailNothing(boolean wrongKey, int inFlight) throws Exception {
         String merchant = freshMerchant();
         RefundSeeder.seed(db, merchant, merchant + "_r", 20, new BigDecimal("200.00"), "EUR");
         try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).apiKey("sk_test_right").build())) {
@@ -167,7 +169,7 @@ class SettlementWorkerTest {
             List<SettlementEvent> events = new CopyOnWriteArrayList<>();
             SettlementOutcome outcome = SettlementWorker.builder().leaseStore(leases).dataSource(db)
                     .gateway(GatewayClient.of(gateway.url().replace("http://", "http://" + key + ":@"), Duration.ofSeconds(2)))
-                    .ttl(Duration.ofSeconds(10)).listener(events::add).build().settle(merchant);
+                    .concurrency(inFlight).ttl(Duration.ofSeconds(10)).listener(events::add).build().settle(merchant);
             if (!wrongKey) {
                 assertThat(outcome.result()).isEqualTo(Result.COMPLETED);
                 assertExactlyOnce(gateway.ledger(), merchant, 20);
@@ -176,8 +178,13 @@ class SettlementWorkerTest {
             assertThat(outcome.result()).isEqualTo(Result.FAILED);
             assertThat(outcome.error()).contains("refused the credentials").contains("401").doesNotContain("sk_test");
             assertThat(events).as("no event names the key").noneMatch(e -> String.valueOf(e.detail()).contains("sk_test"));
-            assertThat(events).filteredOn(e -> e.type() == SettlementEvent.Type.CLAIMED).as("stopped at the first refund").hasSize(1);
-            assertThat(states(merchant)).containsExactly(Map.entry("pending", 20L));
+            if (inFlight == 1) {
+                assertThat(events).filteredOn(e -> e.type() == SettlementEvent.Type.CLAIMED).as("stopped at the first refund").hasSize(1);
+            } else {
+                assertThat(events).filteredOn(e -> e.type() == SettlementEvent.Type.CLAIMED).as("claimed ahead, then stopped")
+                        .hasSizeGreaterThan(inFlight).hasSizeLessThanOrEqualTo(3 * inFlight);
+            }
+            assertThat(states(merchant)).as("every claimed row put back, sent or not").containsExactly(Map.entry("pending", 20L));
             assertThat(gateway.ledger()).isEmpty();
         }
     }
