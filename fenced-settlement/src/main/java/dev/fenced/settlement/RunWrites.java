@@ -134,7 +134,7 @@ final class RunWrites {
     /** A batch of confirms in auto-commit: a refused row does not undo the others, whose gateway calls were made. */
     Map<String, FencedException> writeConfirms(Map<String, String> gatewayReferenceById) throws SQLException {
         // PostgreSQL commits the whole batch at its one Sync message, so a batch costs one round trip.
-        return inAutoCommit(connection -> writes.confirmAll(connection, gatewayReferenceById, token));
+        return withoutOwnConfirms(inAutoCommit(connection -> writes.confirmAll(connection, gatewayReferenceById, token)), token);
     }
 
     /**
@@ -153,7 +153,7 @@ final class RunWrites {
                 first.inAutoCommit(connection -> first.writes.confirmEach(connection, byToken, wait));
         Map<RunWrites, Map<String, FencedException>> refusedByRun = new LinkedHashMap<>();
         byRun.forEach((run, references) -> {
-            Map<String, FencedException> refused = new LinkedHashMap<>(refusedByToken.getOrDefault(run.token, Map.of()));
+            Map<String, FencedException> refused = withoutOwnConfirms(refusedByToken.getOrDefault(run.token, Map.of()), run.token);
             refused.keySet().retainAll(references.keySet());
             refusedByRun.put(run, refused);
         });
@@ -161,24 +161,32 @@ final class RunWrites {
     }
 
     /**
-     * One confirm written again by itself, after a batch it was in failed. A row that now holds
-     * {@code sent} under this run's token was written by that batch: only this run writes with its
-     * token, and only its confirm moves the row to {@code sent}; the provider's word may have moved
-     * it on since ({@code settled}, {@code returned}: {@link RefundLifecycle} keeps the fence). Such
-     * a row is confirmed, not refused. A row the batch refused is refused again: its fence has
-     * moved past this token, and never comes back.
+     * One confirm written again by itself, after a batch it was in failed. A row the batch wrote is
+     * found confirmed under this run's token, and is not refused ({@link #withoutOwnConfirms}). A
+     * row the batch refused is refused again: its fence has moved past this token, and never comes back.
      */
     Optional<FencedException> writeConfirmAgain(String refundId, String gatewayReference) throws SQLException {
-        FencedException refusal = writeConfirms(Map.of(refundId, gatewayReference)).get(refundId);
-        if (refusal instanceof FenceViolation v && v.storedFence() != null && v.storedFence() == token
-                && CONFIRMED_OR_LATER.contains(v.storedState())) {
-            return Optional.empty();
-        }
-        return Optional.ofNullable(refusal);
+        return Optional.ofNullable(writeConfirms(Map.of(refundId, gatewayReference)).get(refundId));
     }
 
     /** The states a row confirmed under a token can hold under that token. */
     private static final Set<String> CONFIRMED_OR_LATER = Set.of("sent", "settled", "returned");
+
+    /**
+     * {@code refusals} without the rows that hold {@code sent} or a later state under {@code token}:
+     * this run confirmed those. Only this run writes with its token, and only its confirm moves a
+     * row to {@code sent}; the provider's word may have moved it on since ({@code settled},
+     * {@code returned}: {@link RefundLifecycle} keeps the fence). A driver that counts no rows
+     * (MariaDB's bulk protocol) makes the batch read its rows back, and a webhook may settle one in
+     * between; a confirm written again after its batch failed finds the batch's row so. A
+     * violation is a fence past the token, never the token itself.
+     */
+    private static Map<String, FencedException> withoutOwnConfirms(Map<String, FencedException> refusals, long token) {
+        Map<String, FencedException> refused = new LinkedHashMap<>(refusals);
+        refused.values().removeIf(refusal -> refusal instanceof FenceViolation v && v.storedFence() != null && v.storedFence() == token
+                && CONFIRMED_OR_LATER.contains(v.storedState()));
+        return refused;
+    }
 
     /** Runs {@code work} on a connection of its own in auto-commit, whatever the pool hands out; the connection goes back as it came. */
     private <T> T inAutoCommit(TransactionWork<T> work) throws SQLException {
