@@ -32,19 +32,27 @@ import org.junit.jupiter.params.provider.EnumSource;
 class ChaosTest {
     private static final long SEED = 4471;
     /**
-     * Seeds of each sweep whose every seed must break nothing: one (4471) in {@code mvn verify},
-     * where each costs 23 to 37 s of CI's budget; {@code -Dfenced.chaos.seeds=3} for the three
-     * they were written with. The partitions and database failovers always take three: what they
-     * assert is summed over the seeds. Negative controls try up to three, whatever this says.
+     * Seeds of the sweeps whose every seed must break nothing and shows its fault struck (the other
+     * lease stores' own faults, the clock jumps' early takeovers): one (4471) in
+     * {@code mvn verify}, where each costs 23 to 27 s of CI's budget; {@code -Dfenced.chaos.seeds=3}
+     * for the three they were written with. The failovers to a lagging replica always take three:
+     * whether a grant falls while the replica lags is timing, and no violation means little on a
+     * seed where none did. So do the partitions and database failovers: what they assert is summed
+     * over the seeds. Negative controls try up to three, whatever this says.
      */
     private static final int SEEDS = seeds();
 
     private static int seeds() {
-        int seeds = Integer.getInteger("fenced.chaos.seeds", 1);
-        if (seeds < 1) {
-            throw new IllegalArgumentException("fenced.chaos.seeds must be at least 1, not " + seeds);
+        String setting = System.getProperty("fenced.chaos.seeds", "1");
+        try {
+            int seeds = Integer.parseInt(setting.strip());
+            if (seeds >= 1) {
+                return seeds;
+            }
+        } catch (NumberFormatException e) {
+            // said below
         }
-        return seeds;
+        throw new IllegalArgumentException("fenced.chaos.seeds must be a whole number of at least 1, not '" + setting + "'");
     }
 
     private static ChaosReport run(boolean fencing, TokenIssuer tokens, EnumSet<Fault> faults) throws Exception {
@@ -128,22 +136,22 @@ class ChaosTest {
     /**
      * Redis-issued tokens in epochs across failovers to a replica left behind (frozen and cut off
      * while the primary goes on granting leases, then promoted): no token repeats or goes back, and
-     * nothing else breaks, on every seed ({@link #SEEDS}).
+     * nothing else breaks, on three seeds.
      */
     @Test
-    void epochTokensNeverRepeatAcrossFailoversToALaggingReplica() throws Exception {
-        noViolationOnEverySeed(Fault.LAGGING_FAILOVER);
+    void epochTokensNeverRepeatAcrossFailoversToALaggingReplicaOnThreeSeeds() throws Exception {
+        noViolationOnThreeSeeds(Fault.LAGGING_FAILOVER);
     }
 
     /** The same on a Redis Cluster: a primary's replica frozen and cut off, the primary killed, the Cluster promoting the replica. */
     @Test
-    void epochTokensNeverRepeatAcrossClusterFailoversToALaggingReplica() throws Exception {
-        noViolationOnEverySeed(Fault.CLUSTER_FAILOVER);
+    void epochTokensNeverRepeatAcrossClusterFailoversToALaggingReplicaOnThreeSeeds() throws Exception {
+        noViolationOnThreeSeeds(Fault.CLUSTER_FAILOVER);
     }
 
-    /** Each seed of {@code failover} and pauses with token epochs: the failover struck, and no violation on any seed. */
-    private static void noViolationOnEverySeed(Fault failover) throws Exception {
-        for (long seed = SEED; seed < SEED + SEEDS; seed++) {
+    /** Three seeds of {@code failover} and pauses with token epochs: the failover struck, and no violation on any seed. */
+    private static void noViolationOnThreeSeeds(Fault failover) throws Exception {
+        for (long seed = SEED; seed < SEED + 3; seed++) {
             ChaosReport report = run(seed, true, TokenIssuer.EPOCHS, EnumSet.of(failover, Fault.PAUSE));
             assertThat(report.faults().get(failover.label()).count()).as("seed %d%n%s", seed, report.table()).isPositive();
             assertThat(report.violations()).as("seed %d%n%s", seed, report.table()).isZero();
