@@ -10,7 +10,10 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import javax.sql.DataSource;
 
 /**
@@ -108,5 +111,25 @@ record RefundRow(String id, String merchant, BigDecimal amount, String currency,
             }
         }
         return lines;
+    }
+
+    /** The gateway reference each of {@code ids} holds now (absent for a row without one); a plain read, which waits for no row lock. */
+    static Map<String, String> gatewayReferences(DataSource dataSource, List<String> ids) throws SQLException {
+        Map<String, String> references = new HashMap<>();
+        try (Connection connection = dataSource.getConnection();
+             PreparedStatement statement = connection.prepareStatement("SELECT id, gateway_reference FROM refund WHERE id IN ("
+                     + String.join(", ", Collections.nCopies(ids.size(), "?")) + ")")) {
+            for (int i = 0; i < ids.size(); i++) {
+                statement.setString(i + 1, ids.get(i));
+            }
+            try (ResultSet rs = statement.executeQuery()) {
+                while (rs.next()) {
+                    if (rs.getString(2) != null) {
+                        references.put(rs.getString(1), rs.getString(2));
+                    }
+                }
+            }
+        }
+        return references;
     }
 }

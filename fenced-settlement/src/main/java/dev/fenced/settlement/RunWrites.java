@@ -134,7 +134,8 @@ final class RunWrites {
     /** A batch of confirms in auto-commit: a refused row does not undo the others, whose gateway calls were made. */
     Map<String, FencedException> writeConfirms(Map<String, String> gatewayReferenceById) throws SQLException {
         // PostgreSQL commits the whole batch at its one Sync message, so a batch costs one round trip.
-        return withoutOwnConfirms(inAutoCommit(connection -> writes.confirmAll(connection, gatewayReferenceById, token)), token);
+        return withoutOwnConfirms(inAutoCommit(connection -> writes.confirmAll(connection, gatewayReferenceById, token)),
+                gatewayReferenceById);
     }
 
     /**
@@ -152,11 +153,11 @@ final class RunWrites {
         Map<Long, Map<String, FencedException>> refusedByToken =
                 first.inAutoCommit(connection -> first.writes.confirmEach(connection, byToken, wait));
         Map<RunWrites, Map<String, FencedException>> refusedByRun = new LinkedHashMap<>();
-        byRun.forEach((run, references) -> {
-            Map<String, FencedException> refused = withoutOwnConfirms(refusedByToken.getOrDefault(run.token, Map.of()), run.token);
-            refused.keySet().retainAll(references.keySet());
-            refusedByRun.put(run, refused);
-        });
+        for (Map.Entry<RunWrites, Map<String, String>> run : byRun.entrySet()) {
+            Map<String, FencedException> refused = new LinkedHashMap<>(refusedByToken.getOrDefault(run.getKey().token, Map.of()));
+            refused.keySet().retainAll(run.getValue().keySet());
+            refusedByRun.put(run.getKey(), run.getKey().withoutOwnConfirms(refused, run.getValue()));
+        }
         return refusedByRun;
     }
 
@@ -173,18 +174,34 @@ final class RunWrites {
     private static final Set<String> CONFIRMED_OR_LATER = Set.of("sent", "settled", "returned");
 
     /**
-     * {@code refusals} without the rows that hold {@code sent} or a later state under {@code token}:
-     * this run confirmed those. Only this run writes with its token, and only its confirm moves a
-     * row to {@code sent}; the provider's word may have moved it on since ({@code settled},
-     * {@code returned}: {@link RefundLifecycle} keeps the fence). A driver that counts no rows
-     * (MariaDB's bulk protocol) makes the batch read its rows back, and a webhook may settle one in
-     * between; a confirm written again after its batch failed finds the batch's row so. A
-     * violation is a fence past the token, never the token itself.
+     * {@code refusals} without the rows this confirm already wrote: a row that holds {@code sent}
+     * or a later state ({@code settled}, {@code returned}: {@link RefundLifecycle} keeps the fence)
+     * under this run's token and with this confirm's gateway reference holds what the confirm
+     * writes. A driver that counts no rows (MariaDB's bulk protocol) makes a batch read its rows
+     * back, and a webhook may settle one in between; a confirm written again after its batch
+     * failed finds the batch's row so. Only such rows are read again, for their reference: a row
+     * under this token with another reference (a holder granted the same token, and a second
+     * refund) stays refused, as does any fence but this token, or any other state.
      */
-    private static Map<String, FencedException> withoutOwnConfirms(Map<String, FencedException> refusals, long token) {
+    private Map<String, FencedException> withoutOwnConfirms(Map<String, FencedException> refusals, Map<String, String> referenceById)
+            throws SQLException {
+        List<String> confirmedUnderThisToken = new ArrayList<>();
+        refusals.forEach((id, refusal) -> {
+            if (refusal instanceof FenceViolation v && v.storedFence() != null && v.storedFence() == token
+                    && CONFIRMED_OR_LATER.contains(v.storedState())) {
+                confirmedUnderThisToken.add(id);
+            }
+        });
+        if (confirmedUnderThisToken.isEmpty()) {
+            return refusals;
+        }
+        Map<String, String> stored = RefundRow.gatewayReferences(dataSource, confirmedUnderThisToken);
         Map<String, FencedException> refused = new LinkedHashMap<>(refusals);
-        refused.values().removeIf(refusal -> refusal instanceof FenceViolation v && v.storedFence() != null && v.storedFence() == token
-                && CONFIRMED_OR_LATER.contains(v.storedState()));
+        for (String id : confirmedUnderThisToken) {
+            if (referenceById.get(id) != null && referenceById.get(id).equals(stored.get(id))) {
+                refused.remove(id);
+            }
+        }
         return refused;
     }
 

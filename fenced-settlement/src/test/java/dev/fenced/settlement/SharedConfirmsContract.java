@@ -154,22 +154,29 @@ abstract class SharedConfirmsContract {
     }
 
     /**
-     * A batch that finds its row moved on by the provider's word under the run's own token: with a
-     * driver that counts no rows (MariaDB's bulk protocol) the batch reads its rows back, and a
-     * webhook may settle a row between the write and that read; the row as it then stands is set
-     * up here. It is confirmed, in a batch of several runs and in a run's own batch, not reported
-     * as a violation that would stop the run. Control: the same row under a newer token is refused.
+     * A batch that finds its row already holding what it writes: with a driver that counts no rows
+     * (MariaDB's bulk protocol) the batch reads its rows back, and a webhook may settle a row
+     * between the write and that read; the row as it then stands is set up here. Confirmed under
+     * the run's own token with the confirm's own reference, sent or moved on by the provider, it
+     * is confirmed, in a batch of several runs and in a run's own batch, not reported as a
+     * violation that would stop the run. Controls: another reference under the same token (a
+     * holder granted the token twice, and a second refund), another token, a state the confirm
+     * does not lead to: refused.
      */
-    @ParameterizedTest(name = "row {0} under token {1}")
-    @org.junit.jupiter.params.provider.CsvSource({"settled, 34, true", "returned, 34, true", "settled, 35, false"})
-    void aBatchThatFindsItsRowSettledUnderItsOwnTokenConfirmsIt(String state, long fence, boolean confirmed) throws SQLException {
+    @ParameterizedTest(name = "row {0} under token {1} with {2}")
+    @org.junit.jupiter.params.provider.CsvSource({"settled, 34, gw_a, true", "returned, 34, gw_a, true", "sent, 34, gw_a, true",
+            "sent, 34, gw_twice, false", "settled, 35, gw_a, false", "settled, 33, gw_a, false", "failed, 34, gw_a, false",
+            "pending, 34, gw_a, false"})
+    void aBatchThatFindsItsRowAlreadyConfirmedUnderItsOwnTokenConfirmsIt(String state, long fence, String reference, boolean confirmed)
+            throws SQLException {
         String together = sendingRow(fence);
         String alone = sendingRow(fence);
         try (Connection c = db.getConnection();
-             PreparedStatement s = c.prepareStatement("UPDATE refund SET state = ?, gateway_reference = 'gw_a' WHERE id IN (?, ?)")) {
+             PreparedStatement s = c.prepareStatement("UPDATE refund SET state = ?, gateway_reference = ? WHERE id IN (?, ?)")) {
             s.setString(1, state);
-            s.setString(2, together);
-            s.setString(3, alone);
+            s.setString(2, reference);
+            s.setString(3, together);
+            s.setString(4, alone);
             assertThat(s.executeUpdate()).isEqualTo(2);
         }
         RunWrites run = new RunWrites(db, RefundWrites.fenced(), 34, NO_HOOK);
@@ -192,8 +199,8 @@ abstract class SharedConfirmsContract {
                     v -> assertThat(v.storedFence()).isEqualTo(fence));
             assertThat(refusedAlone.get(alone)).isInstanceOfSatisfying(FenceViolation.class, v -> assertThat(v.storedFence()).isEqualTo(fence));
         }
-        assertThat(row(together)).containsExactly(state, "gw_a");
-        assertThat(row(alone)).containsExactly(state, "gw_a");
+        assertThat(row(together)).containsExactly(state, reference);
+        assertThat(row(alone)).containsExactly(state, reference);
     }
 
     /**
