@@ -113,12 +113,17 @@ record RefundRow(String id, String merchant, BigDecimal amount, String currency,
         return lines;
     }
 
-    /** The gateway reference each of {@code ids} holds now (absent for a row without one); a plain read, which waits for no row lock. */
-    static Map<String, String> gatewayReferences(DataSource dataSource, List<String> ids) throws SQLException {
+    /**
+     * The gateway reference each of {@code ids} holds now (absent for a row without one), read
+     * within {@code waitSeconds} ({@link java.sql.Statement#setQueryTimeout}; 0: no bound of its own).
+     */
+    static Map<String, String> gatewayReferences(Connection connection, List<String> ids, long waitSeconds) throws SQLException {
         Map<String, String> references = new HashMap<>();
-        try (Connection connection = dataSource.getConnection();
-             PreparedStatement statement = connection.prepareStatement("SELECT id, gateway_reference FROM refund WHERE id IN ("
-                     + String.join(", ", Collections.nCopies(ids.size(), "?")) + ")")) {
+        try (PreparedStatement statement = connection.prepareStatement("SELECT id, gateway_reference FROM refund WHERE id IN ("
+                + String.join(", ", Collections.nCopies(ids.size(), "?")) + ")")) {
+            if (waitSeconds > 0) {
+                statement.setQueryTimeout(Math.toIntExact(waitSeconds));
+            }
             for (int i = 0; i < ids.size(); i++) {
                 statement.setString(i + 1, ids.get(i));
             }

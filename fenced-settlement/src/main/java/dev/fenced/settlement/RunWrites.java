@@ -135,7 +135,7 @@ final class RunWrites {
     Map<String, FencedException> writeConfirms(Map<String, String> gatewayReferenceById) throws SQLException {
         // PostgreSQL commits the whole batch at its one Sync message, so a batch costs one round trip.
         return withoutOwnConfirms(inAutoCommit(connection -> writes.confirmAll(connection, gatewayReferenceById, token)),
-                gatewayReferenceById);
+                gatewayReferenceById, 0);
     }
 
     /**
@@ -156,15 +156,16 @@ final class RunWrites {
         for (Map.Entry<RunWrites, Map<String, String>> run : byRun.entrySet()) {
             Map<String, FencedException> refused = new LinkedHashMap<>(refusedByToken.getOrDefault(run.getKey().token, Map.of()));
             refused.keySet().retainAll(run.getValue().keySet());
-            refusedByRun.put(run.getKey(), run.getKey().withoutOwnConfirms(refused, run.getValue()));
+            refusedByRun.put(run.getKey(), run.getKey().withoutOwnConfirms(refused, run.getValue(), wait.toSeconds()));
         }
         return refusedByRun;
     }
 
     /**
      * One confirm written again by itself, after a batch it was in failed. A row the batch wrote is
-     * found confirmed under this run's token, and is not refused ({@link #withoutOwnConfirms}). A
-     * row the batch refused is refused again: its fence has moved past this token, and never comes back.
+     * found confirmed under this run's token with this reference, and is not refused
+     * ({@link #withoutOwnConfirms}). A row the batch refused is refused again: its fence has moved
+     * past this token, and never comes back, or it holds another reference under this token.
      */
     Optional<FencedException> writeConfirmAgain(String refundId, String gatewayReference) throws SQLException {
         return Optional.ofNullable(writeConfirms(Map.of(refundId, gatewayReference)).get(refundId));
@@ -179,12 +180,15 @@ final class RunWrites {
      * under this run's token and with this confirm's gateway reference holds what the confirm
      * writes. A driver that counts no rows (MariaDB's bulk protocol) makes a batch read its rows
      * back, and a webhook may settle one in between; a confirm written again after its batch
-     * failed finds the batch's row so. Only such rows are read again, for their reference: a row
-     * under this token with another reference (a holder granted the same token, and a second
-     * refund) stays refused, as does any fence but this token, or any other state.
+     * failed finds the batch's row so. Only such rows are read again, for their reference, within
+     * {@code waitSeconds} as the batch was (0: the data source's bounds): a row under this token
+     * with another reference (a holder granted the same token, and a second refund) stays refused,
+     * as does any fence but this token, or any other state. With a driver that counts no rows the
+     * jdbc layer has already taken a row it found {@code sent} under the token as confirmed: it
+     * reads no reference.
      */
-    private Map<String, FencedException> withoutOwnConfirms(Map<String, FencedException> refusals, Map<String, String> referenceById)
-            throws SQLException {
+    private Map<String, FencedException> withoutOwnConfirms(Map<String, FencedException> refusals, Map<String, String> referenceById,
+                                                            long waitSeconds) throws SQLException {
         List<String> confirmedUnderThisToken = new ArrayList<>();
         refusals.forEach((id, refusal) -> {
             if (refusal instanceof FenceViolation v && v.storedFence() != null && v.storedFence() == token
@@ -195,7 +199,7 @@ final class RunWrites {
         if (confirmedUnderThisToken.isEmpty()) {
             return refusals;
         }
-        Map<String, String> stored = RefundRow.gatewayReferences(dataSource, confirmedUnderThisToken);
+        Map<String, String> stored = inAutoCommit(connection -> RefundRow.gatewayReferences(connection, confirmedUnderThisToken, waitSeconds));
         Map<String, FencedException> refused = new LinkedHashMap<>(refusals);
         for (String id : confirmedUnderThisToken) {
             if (referenceById.get(id) != null && referenceById.get(id).equals(stored.get(id))) {

@@ -169,15 +169,22 @@ class SettlementWorkerTest {
             List<SettlementEvent> events = new CopyOnWriteArrayList<>();
             // With refunds in parallel the loop claims the next rows while the first are in flight; the first calls
             // wait until it has (two batches of claims), so that a refusal cannot stop the run before it claims ahead.
+            java.util.concurrent.atomic.AtomicReference<RuntimeException> notClaimedAhead = new java.util.concurrent.atomic.AtomicReference<>();
             SettlementWorker.PhaseHook claimedAhead = (phase, id) -> {
                 if (phase == SettlementWorker.Phase.AFTER_CLAIM && inFlight > 1) {
-                    org.awaitility.Awaitility.await("the loop claimed the next " + inFlight + " rows").atMost(Duration.ofSeconds(10))
-                            .until(() -> events.stream().filter(e -> e.type() == SettlementEvent.Type.CLAIMED).count() >= 2L * inFlight);
+                    try {
+                        org.awaitility.Awaitility.await("the loop claimed the next " + inFlight + " rows").atMost(Duration.ofSeconds(10))
+                                .until(() -> events.stream().filter(e -> e.type() == SettlementEvent.Type.CLAIMED).count() >= 2L * inFlight);
+                    } catch (RuntimeException e) {
+                        notClaimedAhead.compareAndSet(null, e);
+                        throw e;
+                    }
                 }
             };
             SettlementOutcome outcome = SettlementWorker.builder().leaseStore(leases).dataSource(db)
                     .gateway(GatewayClient.of(gateway.url().replace("http://", "http://" + key + ":@"), Duration.ofSeconds(2)))
                     .concurrency(inFlight).ttl(Duration.ofSeconds(10)).listener(events::add).phaseHook(claimedAhead).build().settle(merchant);
+            assertThat(notClaimedAhead.get()).as("the first calls saw the loop claim ahead").isNull();
             if (!wrongKey) {
                 assertThat(outcome.result()).isEqualTo(Result.COMPLETED);
                 assertExactlyOnce(gateway.ledger(), merchant, 20);

@@ -180,9 +180,12 @@ abstract class SharedConfirmsContract {
             assertThat(s.executeUpdate()).isEqualTo(2);
         }
         RunWrites run = new RunWrites(db, RefundWrites.fenced(), 34, NO_HOOK);
+        RunWrites sameNumber = new RunWrites(db, RefundWrites.fenced(), 34, NO_HOOK); // another merchant's counter at 34 too
         RunWrites other = new RunWrites(db, RefundWrites.fenced(), 7, NO_HOOK);
+        String c = sendingRow(34);
         String b = sendingRow(7);
         Map<SharedConfirms.Entry, String> batch = new LinkedHashMap<>();
+        batch.put(new SharedConfirms.Entry(sameNumber, c), "gw_c"); // first: each run's refusals are checked against its own references
         batch.put(new SharedConfirms.Entry(run, together), "gw_a");
         batch.put(new SharedConfirms.Entry(other, b), "gw_b");
 
@@ -190,6 +193,7 @@ abstract class SharedConfirmsContract {
         Map<String, FencedException> refusedAlone = run.writeConfirms(Map.of(alone, "gw_a"));
 
         assertThat(row(b)).containsExactly("sent", "gw_b");
+        assertThat(row(c)).containsExactly("sent", "gw_c");
         if (confirmed) {
             assertThat(refusedTogether).isEmpty();
             assertThat(refusedAlone).isEmpty();
