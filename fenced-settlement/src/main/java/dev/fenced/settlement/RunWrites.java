@@ -156,7 +156,8 @@ final class RunWrites {
         for (Map.Entry<RunWrites, Map<String, String>> run : byRun.entrySet()) {
             Map<String, FencedException> refused = new LinkedHashMap<>(refusedByToken.getOrDefault(run.getKey().token, Map.of()));
             refused.keySet().retainAll(run.getValue().keySet());
-            refusedByRun.put(run.getKey(), run.getKey().withoutOwnConfirms(refused, run.getValue(), wait.toSeconds()));
+            // In whole seconds, rounded up as the batch's own bound is: a wait under a second must not read as none.
+            refusedByRun.put(run.getKey(), run.getKey().withoutOwnConfirms(refused, run.getValue(), Math.max(1, (wait.toMillis() + 999) / 1000)));
         }
         return refusedByRun;
     }
