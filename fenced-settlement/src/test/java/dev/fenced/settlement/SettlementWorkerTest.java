@@ -2,6 +2,7 @@ package dev.fenced.settlement;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
@@ -26,6 +27,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -156,8 +158,8 @@ class SettlementWorkerTest {
      * the configuration: the run stops at the first refusal, puts that refund back, marks nothing
      * failed, and fails with a line that says so and never the key. With 2 or 4 in flight the rows
      * it claimed ahead and never sent go back to pending too (with 2, too few refusals to count as
-     * the gateway down: the refused credentials alone must put them back). Control: the right key settles every
-     * refund.
+     * the gateway down: the refused credentials alone must put them back). Control: the right key
+     * settles every refund.
      */
     @org.junit.jupiter.params.ParameterizedTest(name = "wrong key: {0}, {1} in flight")
     @org.junit.jupiter.params.provider.CsvSource({"true, 1", "false, 1", "true, 2", "true, 4"})
@@ -169,11 +171,11 @@ class SettlementWorkerTest {
             List<SettlementEvent> events = new CopyOnWriteArrayList<>();
             // With refunds in parallel the loop claims the next rows while the first are in flight; the first calls
             // wait until it has (two batches of claims), so that a refusal cannot stop the run before it claims ahead.
-            java.util.concurrent.atomic.AtomicReference<RuntimeException> notClaimedAhead = new java.util.concurrent.atomic.AtomicReference<>();
+            AtomicReference<RuntimeException> notClaimedAhead = new AtomicReference<>();
             SettlementWorker.PhaseHook claimedAhead = (phase, id) -> {
                 if (phase == SettlementWorker.Phase.AFTER_CLAIM && inFlight > 1) {
                     try {
-                        org.awaitility.Awaitility.await("the loop claimed the next " + inFlight + " rows").atMost(Duration.ofSeconds(10))
+                        await("the loop claimed the next " + inFlight + " rows").atMost(Duration.ofSeconds(10))
                                 .until(() -> events.stream().filter(e -> e.type() == SettlementEvent.Type.CLAIMED).count() >= 2L * inFlight);
                     } catch (RuntimeException e) {
                         notClaimedAhead.compareAndSet(null, e);
