@@ -7,7 +7,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * A run's refunds on threads shared by every run of the process: a run hands each refund to
+ * A run's tasks on threads shared by every run of the process: a run hands each task to
  * {@link #execute} and waits for its own with {@link #awaitAll}, whatever other runs do meanwhile.
  *
  * <p>Why shared: a run of 100 refunds with a pool of its own started 2 × concurrency threads and
@@ -27,6 +27,9 @@ final class RunTasks {
         return thread;
     });
 
+    /** Tasks handed to the shared threads by every run of the process, for the tests that count hand-overs. */
+    private static final AtomicLong HANDED_OVER = new AtomicLong();
+
     private final int limit;
     /** A permit per task that may be alive: all of them free again means every task has ended. */
     private final Semaphore alive;
@@ -40,6 +43,7 @@ final class RunTasks {
     /** Runs {@code task} on a shared thread, once fewer than the limit of this run's tasks are alive; {@link #awaitAll} waits for it. */
     void execute(Runnable task) {
         alive.acquireUninterruptibly();
+        HANDED_OVER.incrementAndGet();
         AtomicBoolean ended = new AtomicBoolean();
         try {
             SHARED.execute(() -> {
@@ -55,6 +59,11 @@ final class RunTasks {
         }
     }
 
+    /** Tasks handed over by every run of the process so far. */
+    static long handedOver() {
+        return HANDED_OVER.get();
+    }
+
     /** Counts a task out once, whichever of its thread and a failed hand-over gets here first. */
     private void ended(AtomicBoolean ended) {
         if (ended.compareAndSet(false, true)) {
@@ -64,15 +73,23 @@ final class RunTasks {
 
     /**
      * Waits until every task handed to {@link #execute} has ended: in-flight refunds finish their
-     * gateway call and confirm, they are not abandoned half-way. An interrupt ends the wait early,
-     * with the thread's interrupt flag set again.
+     * gateway call and confirm, they are not abandoned half-way. An interrupt ends the wait early:
+     * false, with the thread's interrupt flag set again.
      */
-    void awaitAll() {
+    boolean awaitAll() {
         try {
             alive.acquire(limit);
             alive.release(limit);
+            return true;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+            return false;
         }
+    }
+
+    /** As {@link #awaitAll}, but an interrupt does not end the wait; the flag stays as it was. */
+    void awaitAllUninterruptibly() {
+        alive.acquireUninterruptibly(limit);
+        alive.release(limit);
     }
 }

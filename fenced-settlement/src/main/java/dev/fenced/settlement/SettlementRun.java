@@ -14,11 +14,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 
 /**
- * One settlement run: the loop that reads a merchant's unsettled rows, claims them, hands each to
- * {@link RefundSteps} on a pool of {@code concurrency} places in flight, puts back what it claimed
- * but never sent when it stops early, and appends the journal. It is given its lease, its
- * {@link RunSettings} and a {@link RunReporter}, and knows nothing of the worker that started it.
- * Lives as long as one {@link SettlementWorker#settle} call; not reused.
+ * One settlement run: reads a merchant's unsettled rows, claims them, settles each with
+ * {@link RefundSteps} on {@code concurrency} places in flight (tasks that take the rows in order),
+ * puts back what it claimed but never sent when it stops early, and appends the journal. It is
+ * given its lease, its {@link RunSettings} and a {@link RunReporter}, and knows nothing of the
+ * worker that started it. Lives as long as one {@link SettlementWorker#settle} call; not reused.
  */
 final class SettlementRun {
     private final Lease lease;
@@ -30,11 +30,13 @@ final class SettlementRun {
     private final SharedConfirms confirms;
     /** True when {@link #confirms} is the run's own, ended with the run. */
     private final boolean ownConfirms;
+    /** The settling thread was interrupted: a stop. */
+    private final AtomicBoolean interrupted = new AtomicBoolean();
 
     SettlementRun(Lease lease, RunSettings settings, RunReporter report, AtomicBoolean leaseLost, BooleanSupplier stopRequested) {
         this.lease = lease;
         this.settings = settings;
-        this.state = new RunState(lease, settings, report, leaseLost, stopRequested);
+        this.state = new RunState(lease, settings, report, leaseLost, () -> interrupted.get() || stopRequested.getAsBoolean());
         this.writes = new RunWrites(settings.dataSource(), settings.writes(), lease.token(), settings.hook());
         GatewayCalls calls = new GatewayCalls(settings.gateway(), settings.gatewayAttempts(), settings.gatewayBackoff(), state::stopped,
                 settings.keyRetention());
@@ -61,7 +63,9 @@ final class SettlementRun {
 
     /**
      * Settles the merchant's rows; never throws for a refusal, which is recorded. A failure to read
-     * the rows at the start is the caller's to record ({@link #failedToRead}).
+     * the rows at the start is the caller's to record ({@link #failedToRead}). An interrupt of the
+     * calling thread is a stop: no row is taken after it, and the refunds in flight finish; the
+     * flag is cleared, for the caller to set again once it is done ({@link #interrupted()}).
      */
     void settle(String merchant) throws SQLException {
         List<RefundRow> rows = RefundRow.unsettled(settings.dataSource(), merchant, settings.keyRetention().clock());
@@ -72,48 +76,32 @@ final class SettlementRun {
         // rows are claimed while the current ones are in flight: neither database round trip
         // holds up the next gateway call. With one in flight every step waits for the last.
         boolean pipelined = settings.pipelined();
-        RunTasks tasks = new RunTasks(pipelined ? 2 * settings.concurrency() : 1);
+        // Each task takes the next row itself, as many tasks as a run has refunds in flight and waiting
+        // for confirms: one hand-over to a shared thread per task, not one per refund, and no loop
+        // waking up for every free place (BENCHMARKS.md, "CPU per refund: tasks that take their rows").
+        int pullers = Math.min(pipelined ? 2 * settings.concurrency() : 1, rows.size());
+        RunTasks tasks = new RunTasks(Math.max(1, pullers));
+        RowCursor cursor = new RowCursor(rows);
         Semaphore inFlight = new Semaphore(settings.concurrency());
         Semaphore confirming = new Semaphore(settings.concurrency());
-        Set<String> claimedAhead = new HashSet<>();
         if (confirms != null) {
             confirms.runStarted(settings.concurrency());
         }
         try {
-            for (int i = 0; i < rows.size(); i++) {
-                RefundRow row = rows.get(i);
-                boolean claimNow = row.pending() && !claimedAhead.contains(row.id()) && !state.skipped(row.id());
-                if (pipelined && claimNow && (state.stopped() || !claimAhead(rows, i, claimedAhead))) {
-                    break;
-                }
-                if (state.skipped(row.id())) {
-                    continue;
-                }
-                inFlight.acquireUninterruptibly();
-                InFlightSlots.Slot slot = new InFlightSlots.Slot(inFlight);
-                if (state.stopped() || (!pipelined && claimNow && !claimAhead(rows, i, claimedAhead))) {
-                    slot.free();
-                    break;
-                }
-                if (state.skipped(row.id())) {
-                    slot.free();
-                    continue;
-                }
-                claimedAhead.remove(row.id());
-                tasks.execute(() -> {
-                    try {
-                        steps.process(row, row.pending(), pipelined ? new InFlightSlots.ConfirmGate(slot, confirming) : null);
-                    } catch (FenceViolation v) {
-                        state.refused(row.id(), v);
-                    } catch (RuntimeException | SQLException e) {
-                        state.failedWith(row.id(), e);
-                    } finally {
-                        slot.free();
-                    }
-                });
+            for (int i = 0; i < pullers; i++) {
+                tasks.execute(() -> pull(merchant, cursor, inFlight, pipelined ? confirming : null));
             }
+        } catch (RuntimeException e) {
+            // No thread for a task (the pool rejected it): the tasks started stop, and what they claimed goes back.
+            state.failedWith(merchant, e);
         } finally {
-            tasks.awaitAll();
+            if (!tasks.awaitAll()) {
+                // A stop: the tasks take no more rows and end with their refunds. The flag stays down until the worker
+                // has released the lease: a blocking call on an interrupted thread (Lettuce's, the pool's) gives up.
+                interrupted.set(true);
+                Thread.interrupted();
+                tasks.awaitAllUninterruptibly();
+            }
             if (confirms != null) {
                 confirms.runEnded(settings.concurrency());
             }
@@ -121,9 +109,148 @@ final class SettlementRun {
                 confirms.shutdown();
             }
         }
-        putBackClaimedAhead(claimedAhead);
+        putBackClaimedAhead(cursor.claimedAhead());
         if (settings.journal() != null && !state.violated()) {
             journal(merchant);
+        }
+    }
+
+    /**
+     * One task of the run: takes the next row, waits for a place in flight, settles it, and again,
+     * until the rows run out or the run stops. {@code confirming} is null with one in flight.
+     */
+    private void pull(String merchant, RowCursor cursor, Semaphore inFlight, Semaphore confirming) {
+        try {
+            pullRows(cursor, inFlight, confirming);
+        } catch (RuntimeException e) { // the caller's stop supplier threw: a task has no caller to throw to
+            cursor.end();
+            state.failedWith(merchant, e);
+        }
+    }
+
+    private void pullRows(RowCursor cursor, Semaphore inFlight, Semaphore confirming) {
+        for (RowCursor.Taken taken = cursor.next(); taken != null; taken = cursor.next()) {
+            RefundRow row = taken.row();
+            inFlight.acquireUninterruptibly();
+            InFlightSlots.Slot slot = new InFlightSlots.Slot(inFlight);
+            try {
+                // With one in flight a row claimed just now goes out: the stop was asked before its claim. With more, a
+                // claimed row may have waited for its place, and goes back if the run stopped meanwhile.
+                if (state.stopped() && (confirming != null || !taken.claimedNow())) {
+                    cursor.end(); // a claimed row stays claimed ahead, for the put-back
+                    return;
+                }
+                if (state.skipped(row.id())) {
+                    continue;
+                }
+                if (!cursor.sending(row.id())) {
+                    return;
+                }
+                steps.process(row, row.pending(), confirming == null ? null : new InFlightSlots.ConfirmGate(slot, confirming));
+            } catch (FenceViolation v) {
+                state.refused(row.id(), v);
+            } catch (RuntimeException | SQLException e) {
+                state.failedWith(row.id(), e);
+            } finally {
+                slot.free();
+            }
+        }
+    }
+
+    /**
+     * The run's rows in order, shared by its tasks: each row is taken once, and the pending rows are
+     * claimed ahead, {@code concurrency} at a time, by the task that reaches the first of them. Once
+     * a claim is refused or the run stops, no row is taken again. Thread-safe.
+     */
+    private final class RowCursor {
+        private final List<RefundRow> rows;
+        /** The next row to take; guarded by the cursor, which is held across a claim's round trip. */
+        private int next;
+        /**
+         * Claimed, not yet sent: put back if the run stops early. Guarded by itself, never held across
+         * a round trip, so that a task about to send need not wait for another's claim.
+         */
+        private final Set<String> claimedAhead = new HashSet<>();
+        /** Guarded by {@link #claimedAhead}. */
+        private boolean ended;
+
+        RowCursor(List<RefundRow> rows) {
+            this.rows = rows;
+        }
+
+        /** A row taken; {@code claimedNow} when this take claimed it (and the rows after it, up to a place each). */
+        record Taken(RefundRow row, boolean claimedNow) {
+        }
+
+        /** The next row to settle, claimed if it was pending; null when there is none or the run stopped. */
+        synchronized Taken next() {
+            while (!ended() && next < rows.size()) {
+                RefundRow row = rows.get(next);
+                boolean claimNow = row.pending() && !isClaimedAhead(row.id()) && !state.skipped(row.id());
+                // The claim is made holding the cursor: the tasks after this one need its rows anyway.
+                if (claimNow && (state.stopped() || !claimedFrom(row))) {
+                    end();
+                    return null;
+                }
+                next++;
+                if (!state.skipped(row.id())) {
+                    return new Taken(row, claimNow);
+                }
+            }
+            return null;
+        }
+
+        /** Claims from {@code row} on; false, recorded, when the run must stop: a task has no caller to throw to. */
+        private boolean claimedFrom(RefundRow row) {
+            Optional<List<String>> claimed;
+            try {
+                claimed = claimAhead(rows, next);
+            } catch (RuntimeException e) { // the check before write could not read the lease
+                state.failedWith(row.id(), e);
+                return false;
+            }
+            claimed.ifPresent(ids -> {
+                synchronized (claimedAhead) {
+                    claimedAhead.addAll(ids); // also once the run has ended: put back with the rest
+                }
+            });
+            return claimed.isPresent();
+        }
+
+        private boolean isClaimedAhead(String refundId) {
+            synchronized (claimedAhead) {
+                return claimedAhead.contains(refundId);
+            }
+        }
+
+        private boolean ended() {
+            synchronized (claimedAhead) {
+                return ended;
+            }
+        }
+
+        /** A row about to be settled is no longer claimed ahead; false, and nothing changed, once the run has ended. */
+        boolean sending(String refundId) {
+            synchronized (claimedAhead) {
+                if (ended) {
+                    return false; // a claimed row is left for the put-back
+                }
+                claimedAhead.remove(refundId);
+                return true;
+            }
+        }
+
+        void end() {
+            synchronized (claimedAhead) {
+                ended = true;
+            }
+        }
+
+        /** Once every task has ended. */
+        Set<String> claimedAhead() {
+            synchronized (claimedAhead) {
+                return Set.copyOf(claimedAhead);
+            }
         }
     }
 
@@ -196,9 +323,9 @@ final class SettlementRun {
      * Claims the pending rows from {@code from} on, one per in-flight slot, in one fenced
      * statement, just before the first of them is sent: one round trip and one commit for
      * {@code concurrency} claims. All or none: a refusal rolls the others back and stops the run;
-     * a row an earlier holder finished is skipped.
+     * a row an earlier holder finished is skipped. The rows claimed; empty when the run must stop.
      */
-    private boolean claimAhead(List<RefundRow> rows, int from, Set<String> claimedAhead) {
+    private Optional<List<String>> claimAhead(List<RefundRow> rows, int from) {
         List<String> ids = new ArrayList<>();
         for (int i = from; i < rows.size() && ids.size() < settings.concurrency(); i++) {
             if (rows.get(i).pending() && !state.skipped(rows.get(i).id())) {
@@ -206,11 +333,14 @@ final class SettlementRun {
             }
         }
         if (!state.stillHeld(ids.get(0))) {
-            return false;
+            return Optional.empty();
         }
-        Optional<List<String>> claimed = steps.claim(ids);
-        claimed.ifPresent(claimedAhead::addAll);
-        return claimed.isPresent();
+        return steps.claim(ids);
+    }
+
+    /** True when {@link #settle} was interrupted and cleared the thread's interrupt flag. */
+    boolean interrupted() {
+        return interrupted.get();
     }
 
     /** The first read of the merchant's rows failed: a database wait or an error ends the run. */

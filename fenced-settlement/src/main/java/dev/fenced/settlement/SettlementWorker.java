@@ -140,7 +140,11 @@ public final class SettlementWorker {
         return new Builder();
     }
 
-    /** Runs one settlement of {@code merchant} and says how it ended; never throws for a violation. */
+    /**
+     * Runs one settlement of {@code merchant} and says how it ended; never throws for a violation.
+     * An interrupt of the calling thread while the refunds are settled is a stop, as in
+     * {@link #settle(String, BooleanSupplier)}; the thread's interrupt flag is set again on return.
+     */
     public SettlementOutcome settle(String merchant) {
         return settle(merchant, () -> false);
     }
@@ -187,6 +191,9 @@ public final class SettlementWorker {
         }
         SettlementOutcome outcome = run.outcome(merchant, !released);
         events.emit(resource, SettlementEvent.Type.OUTCOME, null, token, outcome.result().name());
+        if (run.interrupted()) {
+            Thread.currentThread().interrupt(); // kept down by the run until the lease was released
+        }
         return outcome;
     }
 

@@ -169,13 +169,13 @@ class SettlementWorkerTest {
         try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).apiKey("sk_test_right").build())) {
             String key = wrongKey ? "sk_test_wrong" : "sk_test_right";
             List<SettlementEvent> events = new CopyOnWriteArrayList<>();
-            // With refunds in parallel the loop claims the next rows while the first are in flight; the first calls
-            // wait until it has (two batches of claims), so that a refusal cannot stop the run before it claims ahead.
+            // With refunds in parallel the run's tasks claim the next rows while the first are in flight; the first calls
+            // wait until they have (two batches of claims), so that a refusal cannot stop the run before it claims ahead.
             AtomicReference<RuntimeException> notClaimedAhead = new AtomicReference<>();
             SettlementWorker.PhaseHook claimedAhead = (phase, id) -> {
                 if (phase == SettlementWorker.Phase.AFTER_CLAIM && inFlight > 1) {
                     try {
-                        await("the loop claimed the next " + inFlight + " rows").atMost(Duration.ofSeconds(10))
+                        await("the run claimed the next " + inFlight + " rows").atMost(Duration.ofSeconds(10))
                                 .until(() -> events.stream().filter(e -> e.type() == SettlementEvent.Type.CLAIMED).count() >= 2L * inFlight);
                     } catch (RuntimeException e) {
                         notClaimedAhead.compareAndSet(null, e);
@@ -186,7 +186,7 @@ class SettlementWorkerTest {
             SettlementOutcome outcome = SettlementWorker.builder().leaseStore(leases).dataSource(db)
                     .gateway(GatewayClient.of(gateway.url().replace("http://", "http://" + key + ":@"), Duration.ofSeconds(2)))
                     .concurrency(inFlight).ttl(Duration.ofSeconds(10)).listener(events::add).phaseHook(claimedAhead).build().settle(merchant);
-            assertThat(notClaimedAhead.get()).as("the first calls saw the loop claim ahead").isNull();
+            assertThat(notClaimedAhead.get()).as("the first calls saw the run claim ahead").isNull();
             if (!wrongKey) {
                 assertThat(outcome.result()).isEqualTo(Result.COMPLETED);
                 assertExactlyOnce(gateway.ledger(), merchant, 20);
@@ -264,13 +264,106 @@ class SettlementWorkerTest {
         }
     }
 
+    /**
+     * 200 refunds, 8 in flight under one token: each settled once, never more than 8 gateway calls
+     * out at once nor more than 3 × 8 rows claimed and not yet confirmed (claimed ahead, in flight,
+     * waiting for their confirm), and more than one call out at once. The run's tasks take their
+     * rows themselves: it hands at most 2 × 8 tasks to the shared threads, where a loop that handed
+     * each refund over made 200 hand-overs.
+     */
     @Test
     void manyRefundsInFlightUnderOneToken() throws Exception {
         String merchant = freshMerchant();
+        int concurrency = 8;
         RefundSeeder.seed(db, merchant, merchant + "_r", 200, new BigDecimal("14050.00"), "EUR");
         try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ofMillis(10)).build())) {
-            SettlementOutcome outcome = worker(gateway).concurrency(8).build().settle(merchant);
+            GatewayClient http = GatewayClient.of(gateway.url(), Duration.ofSeconds(2));
+            java.util.concurrent.atomic.AtomicInteger calling = new java.util.concurrent.atomic.AtomicInteger();
+            java.util.concurrent.atomic.AtomicInteger mostCalling = new java.util.concurrent.atomic.AtomicInteger();
+            dev.fenced.provider.RefundGateway counted = new Adapter(http) {
+                @Override
+                public GatewayRefund createRefund(String key, String reference, String merchantId, BigDecimal amount, String currency) {
+                    mostCalling.accumulateAndGet(calling.incrementAndGet(), Math::max);
+                    try {
+                        return http.createRefund(key, reference, merchantId, amount, currency);
+                    } finally {
+                        calling.decrementAndGet();
+                    }
+                }
+            };
+            java.util.concurrent.atomic.AtomicLong unconfirmed = new java.util.concurrent.atomic.AtomicLong();
+            java.util.concurrent.atomic.AtomicLong mostUnconfirmed = new java.util.concurrent.atomic.AtomicLong();
+            SettlementListener claimsAndConfirms = event -> {
+                if (event.type() == SettlementEvent.Type.CLAIMED) {
+                    mostUnconfirmed.accumulateAndGet(unconfirmed.incrementAndGet(), Math::max);
+                } else if (event.type() == SettlementEvent.Type.CONFIRMED) {
+                    unconfirmed.decrementAndGet();
+                }
+            };
+            long handedOverBefore = RunTasks.handedOver();
+            SettlementOutcome outcome = SettlementWorker.builder().leaseStore(leases).dataSource(db).gateway(counted)
+                    .ttl(Duration.ofSeconds(10)).concurrency(concurrency).listener(claimsAndConfirms).build().settle(merchant);
+            long handedOver = RunTasks.handedOver() - handedOverBefore;
             assertThat(outcome.result()).isEqualTo(Result.COMPLETED);
+            assertExactlyOnce(gateway.ledger(), merchant, 200);
+            assertThat(mostCalling.get()).as("gateway calls out at once").isBetween(2, concurrency);
+            assertThat(mostUnconfirmed.get()).as("rows claimed, not yet confirmed").isLessThanOrEqualTo(3L * concurrency);
+            assertThat(handedOver).as("tasks handed to the shared threads").isBetween(1L, 2L * concurrency);
+        }
+    }
+
+    /**
+     * An interrupt of the settling thread is a stop: the run takes no row after it, the refunds in
+     * flight finish and are confirmed, the rows it claimed ahead go back to pending, and it ends
+     * STOPPED, its thread's interrupt flag still set; the next run settles the rest, each refund
+     * once. Control: the same run not interrupted completes (the next run finds nothing).
+     */
+    @org.junit.jupiter.params.ParameterizedTest(name = "interrupted: {0}")
+    @org.junit.jupiter.params.provider.ValueSource(booleans = {true, false})
+    void anInterruptStopsTheRunAndLeavesNoRowSending(boolean interrupt) throws Exception {
+        String merchant = freshMerchant();
+        RefundSeeder.seed(db, merchant, merchant + "_r", 200, new BigDecimal("2000.00"), "EUR");
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ofMillis(20)).build())) {
+            List<SettlementEvent> events = new CopyOnWriteArrayList<>();
+            AtomicReference<SettlementOutcome> outcome = new AtomicReference<>();
+            AtomicReference<Throwable> thrown = new AtomicReference<>();
+            java.util.concurrent.atomic.AtomicBoolean flagSetAfter = new java.util.concurrent.atomic.AtomicBoolean();
+            Thread settling = new Thread(() -> {
+                try {
+                    outcome.set(worker(gateway).concurrency(4).ttl(Duration.ofSeconds(30)).listener(events::add).build().settle(merchant));
+                } catch (Throwable e) {
+                    thrown.set(e);
+                }
+                flagSetAfter.set(Thread.currentThread().isInterrupted());
+            });
+            settling.start();
+            // 200 refunds at 20 ms, four at a time, take a second at least: interrupted once the first are confirmed.
+            await("the first confirms").atMost(Duration.ofSeconds(10))
+                    .until(() -> events.stream().filter(e -> e.type() == SettlementEvent.Type.CONFIRMED).count() >= 8);
+            if (interrupt) {
+                settling.interrupt();
+            }
+            settling.join(Duration.ofSeconds(60).toMillis());
+            assertThat(settling.isAlive()).as("the run ended").isFalse();
+            assertThat(thrown.get()).isNull();
+            if (!interrupt) {
+                assertThat(outcome.get().result()).isEqualTo(Result.COMPLETED);
+                assertThat(states(merchant)).containsExactly(Map.entry("sent", 200L));
+                assertThat(flagSetAfter).isFalse();
+                return;
+            }
+            assertThat(outcome.get().result()).isEqualTo(Result.STOPPED);
+            assertThat(flagSetAfter).as("the interrupt flag, still set").isTrue();
+            Map<String, Long> left = states(merchant);
+            assertThat(left).as("sent or pending, none in doubt").containsOnlyKeys("sent", "pending");
+            assertThat(left.get("sent")).isEqualTo(outcome.get().sent());
+            assertThat(events).filteredOn(e -> e.type() == SettlementEvent.Type.LEFT)
+                    .allMatch(e -> String.valueOf(e.detail()).contains("never sent before the stop"));
+            assertThat(leases.inspect(Merchants.resource(merchant)).holder()).as("lease released").isNull();
+
+            SettlementOutcome next = worker(gateway).concurrency(4).build().settle(merchant);
+            assertThat(next.result()).isEqualTo(Result.COMPLETED);
+            assertThat(outcome.get().sent() + next.sent()).isEqualTo(200);
             assertExactlyOnce(gateway.ledger(), merchant, 200);
         }
     }
