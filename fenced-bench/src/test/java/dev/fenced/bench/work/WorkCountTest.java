@@ -28,6 +28,9 @@ import io.lettuce.core.event.command.CommandSucceededEvent;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.List;
@@ -36,6 +39,7 @@ import java.util.Optional;
 import java.util.Properties;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -44,7 +48,8 @@ import org.junit.jupiter.api.Test;
  * The regression gate that counts work instead of time, so a noisy machine cannot hide a slip: a
  * settlement of real refunds against Redis, PostgreSQL and the gateway over HTTP, with the database
  * round trips, the statements prepared, the gateway calls and the Redis commands counted per
- * refund and per acquisition, and the bytes the JVM allocated per refund. Each must stay at or
+ * refund and per acquisition, the bytes the JVM allocated per refund, and the times its threads
+ * gave up the CPU to wait (with one and with eight refunds in flight). Each must stay at or
  * under its budget in {@code work-budget.properties}; a change that lowers one lowers the budget
  * with it (BENCHMARKS.md, "Work per refund"). Counts are exact; the allocation budget carries a
  * margin, as JIT and GC make it move a little between runs.
@@ -140,15 +145,25 @@ class WorkCountTest {
             db.prepared.set(0);
             calls.calls.set(0);
             commands.started.set(0);
+            // Read outside the allocation's window: a reading of /proc allocates a buffer per thread.
+            long switchesBefore = voluntarySwitches();
             long allocatedBefore = allocatedBytes();
             settle(worker, REFUNDS);
             long allocated = allocatedBytes() - allocatedBefore;
-
+            double switches = (double) (voluntarySwitches() - switchesBefore) / REFUNDS;
             double roundTrips = (double) db.roundTrips.get() / REFUNDS;
             double prepared = (double) db.prepared.get() / REFUNDS;
             double gatewayCalls = (double) calls.calls.get() / REFUNDS;
             long redisPerRun = commands.started.get();
             double kibPerRefund = allocated / 1024.0 / REFUNDS;
+            // The same with 8 in flight, where a run's refunds go to the shared threads and its confirms to the committer.
+            SettlementWorker parallel = SettlementWorker.builder().leaseStore(leases).dataSource(pool).gateway(calls)
+                    .ttl(Duration.ofMinutes(5)).concurrency(8).build();
+            settle(parallel, REFUNDS);
+            switchesBefore = voluntarySwitches();
+            settle(parallel, REFUNDS);
+            double switchesInParallel = (double) (voluntarySwitches() - switchesBefore) / REFUNDS;
+
 
             // Acquisition alone: take and release one lease, many times.
             commands.started.set(0);
@@ -161,8 +176,9 @@ class WorkCountTest {
             double redisPerCycle = commands.started.get() / 100.0;
 
             System.out.printf("work per refund (%d refunds): %.3f database round trips, %.3f statements prepared, %.3f gateway calls,"
-                            + " %.1f KiB allocated; %d Redis commands per run; %.2f per acquire+release%n",
-                    REFUNDS, roundTrips, prepared, gatewayCalls, kibPerRefund, redisPerRun, redisPerCycle);
+                            + " %.1f KiB allocated, %.2f voluntary context switches (%.2f with 8 in flight); %d Redis commands per run;"
+                            + " %.2f per acquire+release%n",
+                    REFUNDS, roundTrips, prepared, gatewayCalls, kibPerRefund, switches, switchesInParallel, redisPerRun, redisPerCycle);
             // Per refund to three decimals, as the budget states them (1,803 round trips for 600 refunds: 3.005).
             assertThat(threeDecimals(roundTrips)).as("database round trips per refund").isLessThanOrEqualTo(limit(budget, "db.roundTrips.perRefund"));
             assertThat(threeDecimals(prepared)).as("statements prepared per refund").isLessThanOrEqualTo(limit(budget, "db.prepared.perRefund"));
@@ -170,6 +186,11 @@ class WorkCountTest {
             assertThat((double) redisPerRun).as("Redis commands per settlement run").isLessThanOrEqualTo(limit(budget, "redis.commands.perRun"));
             assertThat(redisPerCycle).as("Redis commands per acquire + release").isLessThanOrEqualTo(limit(budget, "redis.commands.perAcquireRelease"));
             assertThat(kibPerRefund).as("KiB allocated per refund").isLessThanOrEqualTo(limit(budget, "jvm.allocatedKiB.perRefund"));
+            if (switchesBefore >= 0) {
+                assertThat(switches).as("voluntary context switches per refund").isLessThanOrEqualTo(limit(budget, "jvm.voluntarySwitches.perRefund"));
+                assertThat(switchesInParallel).as("voluntary context switches per refund, 8 in flight")
+                        .isLessThanOrEqualTo(limit(budget, "jvm.voluntarySwitches.perRefund.inFlight8"));
+            }
         } finally {
             client.shutdown();
         }
@@ -191,6 +212,34 @@ class WorkCountTest {
     /** Every byte every thread of this JVM allocated so far (HotSpot's count). */
     private static long allocatedBytes() {
         return ((com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean()).getTotalThreadAllocatedBytes();
+    }
+
+    /**
+     * The times this JVM's threads gave up the CPU to wait (a park, a socket read with nothing to
+     * read): Linux's count per thread, summed over the threads alive now; -1 without {@code /proc}.
+     * Every hand-over between threads costs at least one. A thread that ended since an earlier
+     * reading takes its count with it, so read both ends of a window in which no thread ends.
+     */
+    private static long voluntarySwitches() throws IOException {
+        Path tasks = Path.of("/proc/self/task");
+        if (!Files.isDirectory(tasks)) {
+            return -1;
+        }
+        long sum = 0;
+        try (Stream<Path> threads = Files.list(tasks)) {
+            for (Path thread : (Iterable<Path>) threads::iterator) {
+                try {
+                    for (String line : Files.readAllLines(thread.resolve("status"))) {
+                        if (line.startsWith("voluntary_ctxt_switches:")) {
+                            sum += Long.parseLong(line.substring(line.indexOf(':') + 1).strip());
+                        }
+                    }
+                } catch (NoSuchFileException ended) {
+                    // ended between the listing and the read
+                }
+            }
+        }
+        return sum;
     }
 
     private static Properties budget() throws IOException {
