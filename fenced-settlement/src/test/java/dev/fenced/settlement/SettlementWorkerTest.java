@@ -27,11 +27,16 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** The worker against a real Redis, a real PostgreSQL and the gateway over real HTTP. */
 class SettlementWorkerTest {
@@ -112,7 +117,7 @@ class SettlementWorkerTest {
         RefundSeeder.seed(db, merchant, merchant + "_r", 5, new BigDecimal("50.00"), "EUR");
         try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ZERO).build())) {
             GatewayClient http = GatewayClient.of(gateway.url(), Duration.ofSeconds(2));
-            java.util.concurrent.atomic.AtomicInteger creates = new java.util.concurrent.atomic.AtomicInteger();
+            AtomicInteger creates = new AtomicInteger();
             dev.fenced.provider.RefundGateway provider = new Adapter(http) {
                 @Override
                 public GatewayRefund createRefund(String key, String reference, String merchantId, BigDecimal amount, String currency) {
@@ -278,8 +283,8 @@ class SettlementWorkerTest {
         RefundSeeder.seed(db, merchant, merchant + "_r", 200, new BigDecimal("14050.00"), "EUR");
         try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ofMillis(10)).build())) {
             GatewayClient http = GatewayClient.of(gateway.url(), Duration.ofSeconds(2));
-            java.util.concurrent.atomic.AtomicInteger calling = new java.util.concurrent.atomic.AtomicInteger();
-            java.util.concurrent.atomic.AtomicInteger mostCalling = new java.util.concurrent.atomic.AtomicInteger();
+            AtomicInteger calling = new AtomicInteger();
+            AtomicInteger mostCalling = new AtomicInteger();
             dev.fenced.provider.RefundGateway counted = new Adapter(http) {
                 @Override
                 public GatewayRefund createRefund(String key, String reference, String merchantId, BigDecimal amount, String currency) {
@@ -291,8 +296,8 @@ class SettlementWorkerTest {
                     }
                 }
             };
-            java.util.concurrent.atomic.AtomicLong unconfirmed = new java.util.concurrent.atomic.AtomicLong();
-            java.util.concurrent.atomic.AtomicLong mostUnconfirmed = new java.util.concurrent.atomic.AtomicLong();
+            AtomicLong unconfirmed = new AtomicLong();
+            AtomicLong mostUnconfirmed = new AtomicLong();
             SettlementListener claimsAndConfirms = event -> {
                 if (event.type() == SettlementEvent.Type.CLAIMED) {
                     mostUnconfirmed.accumulateAndGet(unconfirmed.incrementAndGet(), Math::max);
@@ -318,8 +323,8 @@ class SettlementWorkerTest {
      * STOPPED, its thread's interrupt flag still set; the next run settles the rest, each refund
      * once. Control: the same run not interrupted completes (the next run finds nothing).
      */
-    @org.junit.jupiter.params.ParameterizedTest(name = "interrupted: {0}")
-    @org.junit.jupiter.params.provider.ValueSource(booleans = {true, false})
+    @ParameterizedTest(name = "interrupted: {0}")
+    @ValueSource(booleans = {true, false})
     void anInterruptStopsTheRunAndLeavesNoRowSending(boolean interrupt) throws Exception {
         String merchant = freshMerchant();
         RefundSeeder.seed(db, merchant, merchant + "_r", 200, new BigDecimal("2000.00"), "EUR");
@@ -327,7 +332,7 @@ class SettlementWorkerTest {
             List<SettlementEvent> events = new CopyOnWriteArrayList<>();
             AtomicReference<SettlementOutcome> outcome = new AtomicReference<>();
             AtomicReference<Throwable> thrown = new AtomicReference<>();
-            java.util.concurrent.atomic.AtomicBoolean flagSetAfter = new java.util.concurrent.atomic.AtomicBoolean();
+            AtomicBoolean flagSetAfter = new AtomicBoolean();
             Thread settling = new Thread(() -> {
                 try {
                     outcome.set(worker(gateway).concurrency(4).ttl(Duration.ofSeconds(30)).listener(events::add).build().settle(merchant));

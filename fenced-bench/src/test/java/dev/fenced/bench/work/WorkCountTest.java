@@ -28,10 +28,10 @@ import io.lettuce.core.event.command.CommandSucceededEvent;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.management.ManagementFactory;
+import java.math.BigDecimal;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -156,14 +156,13 @@ class WorkCountTest {
             double gatewayCalls = (double) calls.calls.get() / REFUNDS;
             long redisPerRun = commands.started.get();
             double kibPerRefund = allocated / 1024.0 / REFUNDS;
-            // The same with 8 in flight, where a run's refunds go to the shared threads and its confirms to the committer.
+            // The same with 8 in flight, where a run's tasks wait for places and its confirms go to the process's committer.
             SettlementWorker parallel = SettlementWorker.builder().leaseStore(leases).dataSource(pool).gateway(calls)
                     .ttl(Duration.ofMinutes(5)).concurrency(8).build();
             settle(parallel, REFUNDS);
             switchesBefore = voluntarySwitches();
             settle(parallel, REFUNDS);
             double switchesInParallel = (double) (voluntarySwitches() - switchesBefore) / REFUNDS;
-
 
             // Acquisition alone: take and release one lease, many times.
             commands.started.set(0);
