@@ -3,15 +3,19 @@ package dev.fenced.settlement;
 import dev.fenced.FencedException;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * Confirms from many threads, written together (group commit): a thread that finds no write
  * running writes every confirm waiting, in one call of {@link BatchWrite}, while the others wait
- * for their answer. Each caller learns its own row's refusal, or the batch's failure. With one
+ * for their answer: each is woken by its own answer or to write the next batch, never by a batch
+ * it is not in. Each caller learns its own row's refusal, or the batch's failure. With one
  * caller at a time a batch is that one confirm; a batcher built to gather has its writer wait a
  * bounded time for more first. Thread-safe; knows nothing of databases, so it is tested alone.
  *
@@ -28,10 +32,16 @@ final class ConfirmBatcher<K> {
 
     /** One confirm waiting in a batch, and its answer once written. */
     private static final class PendingConfirm {
+        static final int WAITING = 0;
+        static final int WRITTEN = 1;
+        static final int WRITES_NEXT = 2;
+
         final String gatewayReference;
-        boolean done;
+        final Thread caller = Thread.currentThread();
         FencedException refusal;
         Throwable failure;
+        /** Set under the batcher's lock, read by its caller without it: the answer's fields are written first. */
+        volatile int turn = WAITING;
 
         PendingConfirm(String gatewayReference) {
             this.gatewayReference = gatewayReference;
@@ -40,7 +50,7 @@ final class ConfirmBatcher<K> {
         void finish(FencedException refusal, Throwable failure) {
             this.refusal = refusal;
             this.failure = failure;
-            this.done = true;
+            this.turn = WRITTEN;
         }
 
         Optional<FencedException> result() throws SQLException {
@@ -92,30 +102,23 @@ final class ConfirmBatcher<K> {
      */
     Optional<FencedException> confirm(K key, String gatewayReference) throws SQLException {
         PendingConfirm mine = new PendingConfirm(gatewayReference);
-        Map<K, PendingConfirm> batch;
-        boolean interrupted = false;
+        boolean writesFirst;
         synchronized (lock) {
             if (waiting.putIfAbsent(key, mine) != null) {
                 // replacing it would leave its caller waiting for an answer no batch gives
                 throw new IllegalStateException("a confirm of " + key + " is already waiting");
             }
             if (gathering && waiting.size() >= places.get()) {
-                lock.notifyAll(); // a writer gathering may write now
+                lock.notifyAll(); // a writer gathering may write now: the only thread that waits on the lock
             }
-            while (writing && !mine.done) {
-                try {
-                    lock.wait();
-                } catch (InterruptedException e) {
-                    interrupted = true; // a confirm is not abandoned half-way
-                }
-            }
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-            if (mine.done) {
-                return mine.result();
-            }
+            writesFirst = !writing;
             writing = true;
+        }
+        if (!writesFirst && awaitTurn(mine) == PendingConfirm.WRITTEN) {
+            return mine.result();
+        }
+        Map<K, PendingConfirm> batch;
+        synchronized (lock) {
             if (gatherNanos > 0 && !gather()) {
                 Thread.currentThread().interrupt(); // the batch is written at once, not abandoned
             }
@@ -127,19 +130,52 @@ final class ConfirmBatcher<K> {
         try {
             Map<K, String> references = new LinkedHashMap<>();
             batch.forEach((id, pending) -> references.put(id, pending.gatewayReference));
-            refusals = write.write(references);
+            refusals = Objects.requireNonNull(write.write(references), "the batch write answered null"); // a failure, not a hang
         } catch (Throwable e) {
             failure = e;
         } finally {
+            PendingConfirm next = null;
             synchronized (lock) {
                 for (Map.Entry<K, PendingConfirm> entry : batch.entrySet()) {
                     entry.getValue().finish(refusals.get(entry.getKey()), failure);
                 }
-                writing = false;
-                lock.notifyAll();
+                // The writer's turn goes to the first confirm that came during this write, and to no other: the others
+                // wait on for their batch (a wake-up for every waiting caller was one more per confirm, and contended).
+                Iterator<PendingConfirm> arrived = waiting.values().iterator();
+                if (arrived.hasNext()) {
+                    next = arrived.next();
+                    next.turn = PendingConfirm.WRITES_NEXT;
+                } else {
+                    writing = false;
+                }
+            }
+            for (PendingConfirm written : batch.values()) {
+                if (written != mine) {
+                    LockSupport.unpark(written.caller);
+                }
+            }
+            if (next != null) {
+                LockSupport.unpark(next.caller);
             }
         }
         return mine.result();
+    }
+
+    /**
+     * Parks until the confirm is written or its caller is to write the next batch; an interrupt is
+     * kept for the caller and does not end the wait: a confirm is not abandoned half-way.
+     */
+    private static int awaitTurn(PendingConfirm mine) {
+        boolean interrupted = false;
+        int turn;
+        while ((turn = mine.turn) == PendingConfirm.WAITING) {
+            LockSupport.park(mine);
+            interrupted |= Thread.interrupted();
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        return turn;
     }
 
     /** Waits, holding the writer's turn, until as many confirms wait as can or the gather is over; false when interrupted. */

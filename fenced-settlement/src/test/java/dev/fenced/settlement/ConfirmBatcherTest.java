@@ -1,6 +1,7 @@
 package dev.fenced.settlement;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
@@ -83,6 +84,20 @@ class ConfirmBatcherTest {
         assertThatThrownBy(() -> batcher.confirm("r_1", "gw_1")).isInstanceOf(SQLException.class).hasMessageContaining("reset");
         assertThatThrownBy(() -> batcher.confirm("r_2", "gw_2")).as("the batcher is usable after a failure")
                 .isInstanceOf(SQLException.class);
+    }
+
+    /**
+     * A batch write that answers null is a failure its callers hear, not a hang: the writer's turn
+     * still goes on, so the batcher is usable afterwards.
+     */
+    @Test
+    @Timeout(30)
+    void aWriteThatAnswersNullIsAFailureAndTheBatcherGoesOn() {
+        AtomicInteger writes = new AtomicInteger();
+        ConfirmBatcher<String> batcher = new ConfirmBatcher<>(batch -> writes.incrementAndGet() == 1 ? null : Map.of());
+        assertThatThrownBy(() -> batcher.confirm("r_1", "gw_1")).isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("answered null");
+        assertThatCode(() -> assertThat(batcher.confirm("r_2", "gw_2")).isEmpty()).doesNotThrowAnyException();
     }
 
     /**
@@ -205,6 +220,43 @@ class ConfirmBatcherTest {
         writer.thread().interrupt();
         assertThat(writer.answer().get(10, TimeUnit.SECONDS)).isEmpty();
         assertThat(batches).containsExactly(Map.of("r_1", "gw_1"));
+        assertThat(interruptedAfter).as("the interrupt is kept for the caller").isTrue();
+    }
+
+    /**
+     * A caller waiting for another's write keeps waiting when interrupted, parked (not spinning on its
+     * interrupt), gets its answer once the write is done, and its interrupt back: a confirm is not
+     * abandoned half-way. The first write is held so that the interrupt surely comes while it waits.
+     */
+    @Test
+    void anInterruptedCallerWaitsForItsAnswerAndKeepsItsInterrupt() throws Exception {
+        CountDownLatch firstWriteEntered = new CountDownLatch(1);
+        CountDownLatch releaseFirstWrite = new CountDownLatch(1);
+        List<Map<String, String>> batches = new CopyOnWriteArrayList<>();
+        ConfirmBatcher<String> batcher = holdingFirstWrite(batches, firstWriteEntered, releaseFirstWrite, batch -> Map.of());
+        AtomicBoolean interruptedAfter = new AtomicBoolean();
+        Caller writer = Caller.start("r_0", () -> batcher.confirm("r_0", "gw_0"));
+        try {
+            assertThat(firstWriteEntered.await(5, TimeUnit.SECONDS)).isTrue();
+            Caller waiter = Caller.start("r_1", () -> {
+                Optional<FencedException> answer = batcher.confirm("r_1", "gw_1");
+                interruptedAfter.set(Thread.currentThread().isInterrupted());
+                return answer;
+            });
+            // Polled, because the batcher tells no one: its only wait is the one for the running write.
+            await("r_1 waits inside the batcher").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
+                    .until(() -> waiter.thread().getState() == Thread.State.WAITING);
+            waiter.thread().interrupt();
+            await("r_1 waits again after its interrupt").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
+                    .until(() -> !waiter.thread().isInterrupted() && waiter.thread().getState() == Thread.State.WAITING);
+            assertThat(waiter.answer().isDone()).as("still waiting for the write").isFalse();
+            releaseFirstWrite.countDown();
+            assertThat(writer.answer().get(5, TimeUnit.SECONDS)).isEmpty();
+            assertThat(waiter.answer().get(5, TimeUnit.SECONDS)).isEmpty();
+        } finally {
+            releaseFirstWrite.countDown();
+        }
+        assertThat(batches).containsExactly(Map.of("r_0", "gw_0"), Map.of("r_1", "gw_1"));
         assertThat(interruptedAfter).as("the interrupt is kept for the caller").isTrue();
     }
 
