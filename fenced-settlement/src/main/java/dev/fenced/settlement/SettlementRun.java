@@ -5,10 +5,10 @@ import dev.fenced.Lease;
 import dev.fenced.provider.MinorUnits;
 import java.sql.SQLException;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
@@ -167,12 +167,13 @@ final class SettlementRun {
         /** The next row to take; guarded by the cursor, which is held across a claim's round trip. */
         private int next;
         /**
-         * Claimed, not yet sent: put back if the run stops early. Guarded by itself, never held across
-         * a round trip, so that a task about to send need not wait for another's claim.
+         * Claimed, not yet sent: put back if the run stops early. A concurrent set and no lock: the monitor it
+         * had, taken for the row at the cursor and by every task about to send, was contended in a worker of 32
+         * in flight (3.8 % of its CPU samples: BENCHMARKS.md, "fewer wake-ups").
          */
-        private final Set<String> claimedAhead = new HashSet<>();
-        /** Guarded by {@link #claimedAhead}. */
-        private boolean ended;
+        private final Set<String> claimedAhead = ConcurrentHashMap.newKeySet();
+        /** No row is taken once set; read without a lock (see {@link #sending}). */
+        private volatile boolean ended;
 
         RowCursor(List<RefundRow> rows) {
             this.rows = rows;
@@ -184,9 +185,9 @@ final class SettlementRun {
 
         /** The next row to settle, claimed if it was pending; null when there is none or the run stopped. */
         synchronized Taken next() {
-            while (!ended() && next < rows.size()) {
+            while (!ended && next < rows.size()) {
                 RefundRow row = rows.get(next);
-                boolean claimNow = row.pending() && !isClaimedAhead(row.id()) && !state.skipped(row.id());
+                boolean claimNow = row.pending() && !claimedAhead.contains(row.id()) && !state.skipped(row.id());
                 // The claim is made holding the cursor: the tasks after this one need its rows anyway.
                 if (claimNow && (state.stopped() || !claimedFrom(row))) {
                     end();
@@ -209,48 +210,31 @@ final class SettlementRun {
                 state.failedWith(row.id(), e);
                 return false;
             }
-            claimed.ifPresent(ids -> {
-                synchronized (claimedAhead) {
-                    claimedAhead.addAll(ids); // also once the run has ended: put back with the rest
-                }
-            });
+            // Added before the rows can be taken (the cursor is held), and also once the run has ended: put back with the rest.
+            claimed.ifPresent(claimedAhead::addAll);
             return claimed.isPresent();
         }
 
-        private boolean isClaimedAhead(String refundId) {
-            synchronized (claimedAhead) {
-                return claimedAhead.contains(refundId);
-            }
-        }
-
-        private boolean ended() {
-            synchronized (claimedAhead) {
-                return ended;
-            }
-        }
-
-        /** A row about to be settled is no longer claimed ahead; false, and nothing changed, once the run has ended. */
+        /**
+         * A row about to be settled is no longer claimed ahead; false, and nothing changed, once the run
+         * has ended. A task that passes the check as another ends the run sends its row, as if it had
+         * come first: the put-back reads the set only once every task has ended.
+         */
         boolean sending(String refundId) {
-            synchronized (claimedAhead) {
-                if (ended) {
-                    return false; // a claimed row is left for the put-back
-                }
-                claimedAhead.remove(refundId);
-                return true;
+            if (ended) {
+                return false; // a claimed row is left for the put-back
             }
+            claimedAhead.remove(refundId);
+            return true;
         }
 
         void end() {
-            synchronized (claimedAhead) {
-                ended = true;
-            }
+            ended = true;
         }
 
         /** Once every task has ended. */
         Set<String> claimedAhead() {
-            synchronized (claimedAhead) {
-                return Set.copyOf(claimedAhead);
-            }
+            return Set.copyOf(claimedAhead);
         }
     }
 
