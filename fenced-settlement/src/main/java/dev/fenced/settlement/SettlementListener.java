@@ -1,6 +1,10 @@
 package dev.fenced.settlement;
 
-/** Receives a worker's events, from the worker's threads; must be thread-safe and quick. */
+/**
+ * Receives a worker's events, from the worker's threads; must be thread-safe and quick. A listener
+ * that throws is logged at WARN and otherwise ignored: what the worker does with a refund never
+ * depends on a listener.
+ */
 @FunctionalInterface
 public interface SettlementListener {
     void onEvent(SettlementEvent event);

@@ -12,7 +12,8 @@ import org.slf4j.event.Level;
  * How a {@link SettlementWorker} tells what it did: each {@link SettlementEvent} stamped by the
  * worker's clock, logged under the worker's logger with the resource, token and row in the MDC, then
  * handed to its {@link SettlementListener}. Thread-safe as far as the listener is; it decides
- * nothing.
+ * nothing, and a listener that throws changes nothing either: it is logged, as Curator's listener
+ * containers do, and the step goes on.
  */
 final class WorkerEvents {
     /** The worker's own logger: an application configures its level by the worker's name. */
@@ -33,7 +34,12 @@ final class WorkerEvents {
     }
 
     void gatewayAnswered(GatewayAnswer.Kind kind) {
-        listener.onGatewayAnswer(kind.name().toLowerCase(Locale.ROOT));
+        String outcome = kind.name().toLowerCase(Locale.ROOT);
+        try {
+            listener.onGatewayAnswer(outcome);
+        } catch (RuntimeException e) {
+            LOG.warn("{}: the settlement listener threw on the gateway answer {}; ignored", name, outcome, e);
+        }
     }
 
     void emit(String resource, SettlementEvent.Type type, String refundId, long token, String detail) {
@@ -43,7 +49,12 @@ final class WorkerEvents {
     void emit(String resource, SettlementEvent.Type type, String refundId, long token, String detail, long atMillis) {
         SettlementEvent event = new SettlementEvent(type, name, refundId, token, detail, atMillis);
         log(resource, event);
-        listener.onEvent(event);
+        try {
+            listener.onEvent(event);
+        } catch (RuntimeException e) {
+            LOG.warn("{}: the settlement listener threw on {} {}{}; ignored", name, event.type().wireName(), resource,
+                    refundId == null ? "" : " " + refundId, e);
+        }
     }
 
     /**

@@ -36,6 +36,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /** The worker against a real Redis, a real PostgreSQL and the gateway over real HTTP. */
@@ -371,6 +372,35 @@ class SettlementWorkerTest {
             assertThat(outcome.get().sent() + next.sent()).isEqualTo(200);
             assertExactlyOnce(gateway.ledger(), merchant, 200);
         }
+    }
+
+    /**
+     * A listener that throws on every claim (one in flight and eight) changes nothing: the run
+     * completes, every refund sent once, no row left {@code sending}. Before, the exception
+     * escaped the claim after it had committed: the run failed and the rows it had just claimed
+     * stayed {@code sending}, for the next holder to look up. Control: the same run with a listener
+     * that does not throw.
+     */
+    @ParameterizedTest(name = "in flight {0}, listener throws: {1}")
+    @CsvSource({"1, true", "8, true", "8, false"})
+    void aListenerThatThrowsChangesNothing(int concurrency, boolean throwing) throws Exception {
+        String merchant = freshMerchant();
+        RefundSeeder.seed(db, merchant, merchant + "_r", 40, new BigDecimal("400.00"), "EUR");
+        AtomicInteger thrown = new AtomicInteger();
+        SettlementListener listener = event -> {
+            if (throwing && event.type() == SettlementEvent.Type.CLAIMED) {
+                thrown.incrementAndGet();
+                throw new IllegalStateException("a listener's own bug");
+            }
+        };
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().build())) {
+            SettlementOutcome outcome = worker(gateway).concurrency(concurrency).listener(listener).build().settle(merchant);
+            assertThat(outcome.result()).isEqualTo(Result.COMPLETED);
+            assertThat(outcome.sent()).isEqualTo(40);
+            assertThat(states(merchant)).containsExactly(Map.entry("sent", 40L));
+            assertExactlyOnce(gateway.ledger(), merchant, 40);
+        }
+        assertThat(thrown.get()).as("the listener threw on every claim").isEqualTo(throwing ? 40 : 0);
     }
 
     /**
