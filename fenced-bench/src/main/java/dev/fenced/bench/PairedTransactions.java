@@ -19,10 +19,12 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
 /**
- * A fenced transaction ({@link FencedTransactions#enter} first, then the statements, then commit)
- * against the same transaction without the guard, on the same table: one INSERT; ten INSERTs; and
- * one INSERT from 8 connections at once under one token. The token's first transaction (the raise)
- * is made before the measurement: this is the steady state of a holder.
+ * A fenced transaction ({@link FencedTransactions#enter} first, then the statements, then commit;
+ * or the statements, then {@link FencedTransactions#commit}) against the same transaction without
+ * the guard, on the same table: one INSERT; ten INSERTs; and one INSERT from 8 connections at once
+ * under one token. On PostgreSQL also the floor of a check made with the commit: {@code SELECT 1}
+ * in its place. The token's first transaction (the raise) is made before the measurement: this is
+ * the steady state of a holder.
  *
  * <p>Interleaved in blocks, in the order fenced, plain, plain, fenced per round, as
  * {@link PairedWrites} does, so that both sides meet the same noise of commit latency.
@@ -32,19 +34,37 @@ final class PairedTransactions {
     private static final String INSERT = "INSERT INTO " + TABLE + " (resource, token, amount) VALUES (?, ?, 70.25)";
     private static final long TOKEN = 1;
 
-    /** A transaction's shape, and whether its fenced side checks the guard with its commit instead of entering first. */
-    private record Shape(String name, int statements, int threads, int block, boolean atCommit) {
+    /** How the "fenced" side of a shape ends its transaction. */
+    private enum Guard {
+        /** {@code FencedTransactions.enter} before the statements, then the commit. */
+        ENTER,
+        /** {@code FencedTransactions.commit}: on PostgreSQL the check travels with the COMMIT. */
+        AT_COMMIT,
+        /**
+         * No guard: {@code SELECT 1} sent with the COMMIT in one round trip, as the check is. The floor of any
+         * check made with the commit, to read the guard's ratio against (PostgreSQL only).
+         */
+        FLOOR
     }
 
-    private static final List<Shape> SHAPES = List.of(new Shape("1 INSERT + commit", 1, 1, 40, false),
-            new Shape("10 INSERTs + commit", 10, 1, 20, false), new Shape("1 INSERT + commit, 8 connections, one token", 1, 8, 20, false),
-            new Shape("1 INSERT + commit, checked with the commit", 1, 1, 40, true),
-            new Shape("10 INSERTs + commit, checked with the commit", 10, 1, 20, true),
-            new Shape("1 INSERT + commit, 8 connections, checked with the commit", 1, 8, 20, true));
+    /** A transaction's shape, and how its fenced side checks the guard. */
+    private record Shape(String name, int statements, int threads, int block, Guard guard) {
+    }
+
+    private static final String FLOOR = "SELECT 1; COMMIT";
+
+    private static final List<Shape> SHAPES = List.of(new Shape("1 INSERT + commit", 1, 1, 40, Guard.ENTER),
+            new Shape("10 INSERTs + commit", 10, 1, 20, Guard.ENTER), new Shape("1 INSERT + commit, 8 connections, one token", 1, 8, 20, Guard.ENTER),
+            new Shape("1 INSERT + commit, checked with the commit", 1, 1, 40, Guard.AT_COMMIT),
+            new Shape("10 INSERTs + commit, checked with the commit", 10, 1, 20, Guard.AT_COMMIT),
+            new Shape("1 INSERT + commit, 8 connections, checked with the commit", 1, 8, 20, Guard.AT_COMMIT),
+            new Shape("1 INSERT + commit, `SELECT 1` with the commit (the floor, no guard)", 1, 1, 40, Guard.FLOOR),
+            new Shape("1 INSERT + commit, 8 connections, `SELECT 1` with the commit (the floor, no guard)", 1, 8, 20, Guard.FLOOR));
 
     private final String url;
     private final FencedTransactions fences = FencedTransactions.create();
     private final String resource = "bench:" + UUID.randomUUID();
+    private boolean postgres;
 
     private PairedTransactions(String url) {
         this.url = url;
@@ -59,21 +79,25 @@ final class PairedTransactions {
             PairedTransactions bench = new PairedTransactions(database.getValue());
             bench.prepare();
             for (Shape shape : SHAPES) {
-                out.append(bench.measure(database.getKey(), shape, rounds));
+                if (shape.guard() != Guard.FLOOR || bench.postgres) {
+                    out.append(bench.measure(database.getKey(), shape, rounds));
+                }
             }
             bench.drop();
         }
         return out.append("\nInterleaved in blocks (fenced, plain, plain, fenced per round, ").append(rounds).append(" rounds after ")
                 .append(rounds / 4).append(" of warm-up); a block is 40, 20 and 20 transactions per connection. The fenced side calls ")
                 .append("`FencedTransactions.enter` (one locking read of the guard row) before its statements, or, \"checked with the commit\", ")
-                .append("`FencedTransactions.commit` (on PostgreSQL the check travels with the COMMIT; on MariaDB it is enter, then commit).\n\n")
+                .append("`FencedTransactions.commit` (on PostgreSQL the check travels with the COMMIT; on MariaDB it is enter, then commit). ")
+                .append("\"The floor\" is no guard: `SELECT 1` sent with the COMMIT in one round trip, as the check is, on PostgreSQL: ")
+                .append("what any check made with the commit costs at least.\n\n")
                 .toString();
     }
 
     private void prepare() throws SQLException {
         try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement()) {
             s.execute("DROP TABLE IF EXISTS " + TABLE);
-            boolean postgres = c.getMetaData().getDatabaseProductName().equalsIgnoreCase("PostgreSQL");
+            postgres = c.getMetaData().getDatabaseProductName().equalsIgnoreCase("PostgreSQL");
             s.execute("CREATE TABLE " + TABLE + " (id " + (postgres ? "BIGSERIAL" : "BIGINT AUTO_INCREMENT") + " PRIMARY KEY,"
                     + " resource VARCHAR(200) NOT NULL, token BIGINT NOT NULL, amount DECIMAL(12, 2) NOT NULL)");
         }
@@ -137,7 +161,7 @@ final class PairedTransactions {
         for (Connection c : connections) {
             running.add(threads.submit(() -> {
                 for (int i = 0; i < shape.block(); i++) {
-                    transaction(c, shape.statements(), fenced, shape.atCommit());
+                    transaction(c, shape.statements(), fenced ? shape.guard() : null);
                 }
                 return null;
             }));
@@ -148,8 +172,9 @@ final class PairedTransactions {
         return System.nanoTime() - start;
     }
 
-    private void transaction(Connection c, int statements, boolean fenced, boolean atCommit) throws SQLException {
-        if (fenced && !atCommit) {
+    /** One transaction; {@code guard} null for the plain side. */
+    private void transaction(Connection c, int statements, Guard guard) throws SQLException {
+        if (guard == Guard.ENTER) {
             fences.enter(c, resource, TOKEN);
         }
         try (PreparedStatement insert = c.prepareStatement(INSERT)) {
@@ -159,8 +184,12 @@ final class PairedTransactions {
                 insert.executeUpdate();
             }
         }
-        if (fenced && atCommit) {
+        if (guard == Guard.AT_COMMIT) {
             fences.commit(c, resource, TOKEN);
+        } else if (guard == Guard.FLOOR) {
+            try (PreparedStatement floor = c.prepareStatement(FLOOR)) {
+                floor.execute();
+            }
         } else {
             c.commit();
         }
