@@ -140,7 +140,7 @@ final class ConfirmBatcher<K> {
                     entry.getValue().finish(refusals.get(entry.getKey()), failure);
                 }
                 // The writer's turn goes to the first confirm that came during this write, and to no other: the others
-                // wait on for their batch (a wake-up for every waiting caller was one more per confirm, and contended).
+                // wait on for their batch. Waking them all would cost each a wake-up per batch, on a contended lock.
                 Iterator<PendingConfirm> arrived = waiting.values().iterator();
                 if (arrived.hasNext()) {
                     next = arrived.next();

@@ -167,9 +167,9 @@ final class SettlementRun {
         /** The next row to take; guarded by the cursor, which is held across a claim's round trip. */
         private int next;
         /**
-         * Claimed, not yet sent: put back if the run stops early. A concurrent set and no lock: the monitor it
-         * had, taken for the row at the cursor and by every task about to send, was contended in a worker of 32
-         * in flight (3.8 % of its CPU samples: BENCHMARKS.md, "fewer wake-ups").
+         * Claimed, not yet sent: put back if the run stops early. A concurrent set and no lock: it is read for
+         * the row at the cursor and written by every task about to send, and one monitor for both was
+         * contended with 32 in flight (3.8 % of a worker's CPU samples: BENCHMARKS.md, "fewer wake-ups").
          */
         private final Set<String> claimedAhead = ConcurrentHashMap.newKeySet();
         /** No row is taken once set; read without a lock (see {@link #sending}). */
