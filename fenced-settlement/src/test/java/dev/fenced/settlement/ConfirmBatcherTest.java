@@ -40,16 +40,15 @@ class ConfirmBatcherTest {
      */
     @Test
     void confirmsThatArriveDuringAWriteGoOutTogetherAndEachHearsItsOwnAnswer() throws Exception {
-        CountDownLatch firstWriteEntered = new CountDownLatch(1);
-        CountDownLatch releaseFirstWrite = new CountDownLatch(1);
-        List<Map<String, String>> batches = new CopyOnWriteArrayList<>();
-        ConfirmBatcher<String> batcher = holdingFirstWrite(batches, firstWriteEntered, releaseFirstWrite,
+        HeldFirstWrite held = HeldFirstWrite.answering(
                 batch -> batch.containsKey("r_7") ? Map.of("r_7", new FenceViolation("refund", "r_7", 5, 6L, "sending")) : Map.of());
+        ConfirmBatcher<String> batcher = held.batcher();
+        List<Map<String, String>> batches = held.batches();
         ExecutorService pool = Executors.newFixedThreadPool(1);
         List<Thread> callers = new ArrayList<>();
         try {
             Future<Optional<FencedException>> first = pool.submit(() -> batcher.confirm("r_0", "gw_0"));
-            assertThat(firstWriteEntered.await(5, TimeUnit.SECONDS)).isTrue();
+            held.awaitEntered();
             List<FutureTask<Optional<FencedException>>> waiting = new ArrayList<>();
             for (int i = 1; i <= 8; i++) {
                 String id = "r_" + i;
@@ -61,7 +60,7 @@ class ConfirmBatcherTest {
             // wait, all eight are in the next batch. Polled, because the batcher tells no one.
             await("the eight callers wait inside the batcher").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
                     .until(() -> callers.stream().allMatch(caller -> caller.getState() == Thread.State.WAITING));
-            releaseFirstWrite.countDown();
+            held.releaseFirstWrite();
             assertThat(first.get(5, TimeUnit.SECONDS)).isEmpty();
             for (int i = 1; i <= 8; i++) {
                 Optional<FencedException> answer = waiting.get(i - 1).get(5, TimeUnit.SECONDS);
@@ -108,14 +107,13 @@ class ConfirmBatcherTest {
      */
     @Test
     void aConfirmUnderAKeyAlreadyWaitingIsRefusedAndTheWaitingOneIsAnswered() throws Exception {
-        CountDownLatch firstWriteEntered = new CountDownLatch(1);
-        CountDownLatch releaseFirstWrite = new CountDownLatch(1);
-        List<Map<String, String>> batches = new CopyOnWriteArrayList<>();
-        ConfirmBatcher<String> batcher = holdingFirstWrite(batches, firstWriteEntered, releaseFirstWrite, batch -> Map.of());
+        HeldFirstWrite held = HeldFirstWrite.answering(batch -> Map.of());
+        ConfirmBatcher<String> batcher = held.batcher();
+        List<Map<String, String>> batches = held.batches();
         ExecutorService pool = Executors.newFixedThreadPool(3);
         try {
             Future<Optional<FencedException>> leader = pool.submit(() -> batcher.confirm("r_0", "gw_0"));
-            assertThat(firstWriteEntered.await(5, TimeUnit.SECONDS)).isTrue();
+            held.awaitEntered();
             Caller first = Caller.start("r_1", () -> batcher.confirm("r_1", "gw_first"));
             // Polled, because the batcher tells no one: its only wait is the one for the running write.
             await("the first r_1 waits inside the batcher").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
@@ -125,12 +123,12 @@ class ConfirmBatcherTest {
             assertThatThrownBy(() -> second.get(5, TimeUnit.SECONDS)).as("refused at once, not left waiting")
                     .hasCauseInstanceOf(IllegalStateException.class).hasMessageContaining("r_1 is already waiting");
 
-            releaseFirstWrite.countDown();
+            held.releaseFirstWrite();
             assertThat(leader.get(5, TimeUnit.SECONDS)).isEmpty();
             assertThat(first.answer().get(5, TimeUnit.SECONDS)).as("the first r_1 is answered").isEmpty();
             assertThat(batches.get(1)).containsOnly(Map.entry("r_1", "gw_first"));
         } finally {
-            releaseFirstWrite.countDown();
+            held.releaseFirstWrite();
             pool.shutdownNow();
         }
     }
@@ -230,14 +228,13 @@ class ConfirmBatcherTest {
      */
     @Test
     void anInterruptedCallerWaitsForItsAnswerAndKeepsItsInterrupt() throws Exception {
-        CountDownLatch firstWriteEntered = new CountDownLatch(1);
-        CountDownLatch releaseFirstWrite = new CountDownLatch(1);
-        List<Map<String, String>> batches = new CopyOnWriteArrayList<>();
-        ConfirmBatcher<String> batcher = holdingFirstWrite(batches, firstWriteEntered, releaseFirstWrite, batch -> Map.of());
+        HeldFirstWrite held = HeldFirstWrite.answering(batch -> Map.of());
+        ConfirmBatcher<String> batcher = held.batcher();
+        List<Map<String, String>> batches = held.batches();
         AtomicBoolean interruptedAfter = new AtomicBoolean();
         Caller writer = Caller.start("r_0", () -> batcher.confirm("r_0", "gw_0"));
         try {
-            assertThat(firstWriteEntered.await(5, TimeUnit.SECONDS)).isTrue();
+            held.awaitEntered();
             Caller waiter = Caller.start("r_1", () -> {
                 Optional<FencedException> answer = batcher.confirm("r_1", "gw_1");
                 interruptedAfter.set(Thread.currentThread().isInterrupted());
@@ -250,11 +247,11 @@ class ConfirmBatcherTest {
             await("r_1 waits again after its interrupt").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
                     .until(() -> !waiter.thread().isInterrupted() && waiter.thread().getState() == Thread.State.WAITING);
             assertThat(waiter.answer().isDone()).as("still waiting for the write").isFalse();
-            releaseFirstWrite.countDown();
+            held.releaseFirstWrite();
             assertThat(writer.answer().get(5, TimeUnit.SECONDS)).isEmpty();
             assertThat(waiter.answer().get(5, TimeUnit.SECONDS)).isEmpty();
         } finally {
-            releaseFirstWrite.countDown();
+            held.releaseFirstWrite();
         }
         assertThat(batches).containsExactly(Map.of("r_0", "gw_0"), Map.of("r_1", "gw_1"));
         assertThat(interruptedAfter).as("the interrupt is kept for the caller").isTrue();
@@ -290,18 +287,34 @@ class ConfirmBatcherTest {
         };
     }
 
-    /** A batcher whose writes record their batch and answer with {@code answer}; the first write waits for {@code release}. */
-    private static ConfirmBatcher<String> holdingFirstWrite(List<Map<String, String>> batches, CountDownLatch entered,
-                                                            CountDownLatch release,
-                                                            Function<Map<String, String>, Map<String, FencedException>> answer) {
-        return new ConfirmBatcher<>(batch -> {
-            batches.add(Map.copyOf(batch));
-            if (batches.size() == 1) {
-                entered.countDown();
-                awaitRelease(release);
-            }
-            return answer.apply(batch);
-        });
+    /**
+     * A batcher whose writes record their batch in {@code batches} and answer with the given
+     * function; its first write says it has {@code entered} and waits (at most 5 s) for {@code release}.
+     */
+    private record HeldFirstWrite(ConfirmBatcher<String> batcher, List<Map<String, String>> batches, CountDownLatch entered,
+                                  CountDownLatch release) {
+        static HeldFirstWrite answering(Function<Map<String, String>, Map<String, FencedException>> answer) {
+            List<Map<String, String>> batches = new CopyOnWriteArrayList<>();
+            CountDownLatch entered = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            ConfirmBatcher<String> batcher = new ConfirmBatcher<>(batch -> {
+                batches.add(Map.copyOf(batch));
+                if (batches.size() == 1) {
+                    entered.countDown();
+                    awaitRelease(release);
+                }
+                return answer.apply(batch);
+            });
+            return new HeldFirstWrite(batcher, batches, entered, release);
+        }
+
+        void awaitEntered() throws InterruptedException {
+            assertThat(entered.await(5, TimeUnit.SECONDS)).isTrue();
+        }
+
+        void releaseFirstWrite() {
+            release.countDown();
+        }
     }
 
     private static void awaitRelease(CountDownLatch latch) {
