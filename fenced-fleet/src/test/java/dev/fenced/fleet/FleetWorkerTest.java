@@ -348,7 +348,7 @@ class FleetWorkerTest {
             List<JobEvent> next = new CopyOnWriteArrayList<>();
             long started = System.currentTimeMillis();
             runUntil(fleet(stream, gateway.url(), 4, next).build(), next, e -> e.type() == JobEvent.Type.ACKED);
-            assertThat(next.get(0).delivery()).as("a redelivery").isGreaterThanOrEqualTo(2);
+            assertThat(next.get(0).sequence()).as("the job handed back, delivered again").isEqualTo(events.get(0).sequence());
             assertThat(next.get(0).atMillis() - started).as("handed back at once, not after AckWait (30 s)").isLessThan(10_000);
             assertPaidOnce(gateway, merchant, 60);
         }
@@ -485,7 +485,10 @@ class FleetWorkerTest {
                             .gateway(GatewayClient.of(gateway.url(), Duration.ofSeconds(10))).concurrency(2).build())
                     .build();
             runUntil(taking, next, e -> e.type() == JobEvent.Type.ACKED);
-            assertThat(next.get(0).delivery()).isEqualTo(2);
+            // The job given up, delivered again: named by its stream sequence, not its delivery count,
+            // which a nats-server before 2.10.14 (Debian 12 has 2.9.10) may report as 1 for a
+            // redelivery that once met an expired pull request (nats-server#5305).
+            assertThat(next.get(0).sequence()).as("the job given up").isEqualTo(events.get(0).sequence());
             // The last heartbeat went out at most AckWait / 3 before the give-up; a nak would redeliver at once.
             assertThat(next.get(0).atMillis() - returned).as("redelivered by AckWait, not handed back")
                     .isGreaterThanOrEqualTo(ackWait.toMillis() * 2 / 3 - 1_000);

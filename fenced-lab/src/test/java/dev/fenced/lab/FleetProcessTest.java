@@ -119,7 +119,10 @@ class FleetProcessTest {
                 a.signal("STOP");
                 try (WorkerProcess b = worker("B", setup, knobs)) {
                     EventLine acked = b.awaitEvent(Events.ofJob(JobEvent.Type.ACKED), LONG, "B finishing the redelivered job");
-                    assertThat(((EventLine.Job) acked).delivery()).as("a redelivery by JetStream").isGreaterThanOrEqualTo(2);
+                    // The job A holds, by its stream sequence: a nats-server before 2.10.14 may number
+                    // the redelivery 1 (nats-server#5305), so its delivery count proves nothing here.
+                    EventLine.Job taken = (EventLine.Job) a.firstEvent(Events.ofJob(JobEvent.Type.RECEIVED)).orElseThrow();
+                    assertThat(((EventLine.Job) acked).sequence()).as("A's job, redelivered by JetStream").isEqualTo(taken.sequence());
                     long tokenB = Events.token(b.awaitEvent(Events.ofType(SettlementEvent.Type.ACQUIRED), LONG, "B's lease"));
                     a.signal("CONT");
                     a.writeLine("go");
