@@ -188,7 +188,9 @@ class FleetWorkerTest {
                 e -> e.type() == JobEvent.Type.DEAD_LETTERED && e.merchant().equals(merchant));
         assertThat(events).filteredOn(e -> e.type() == JobEvent.Type.DEAD_LETTERED).extracting(JobEvent::detail)
                 .anyMatch(d -> d.startsWith("GATEWAY_UNAVAILABLE")).anyMatch(d -> d.equals("not a merchant id"));
-        assertThat(events).filteredOn(e -> e.type() == JobEvent.Type.RETRY && e.merchant().equals(merchant)).hasSize(1);
+        // One retry below maxDeliver (2), or more on a server that numbers a redelivery 1 again (nats-server#5305).
+        assertThat(events).filteredOn(e -> e.type() == JobEvent.Type.RETRY && e.merchant().equals(merchant)).isNotEmpty()
+                .allSatisfy(e -> assertThat(e.delivery()).isLessThan(2));
         assertThat(jobs.status().deadLetters()).isEqualTo(2);
         assertThat(jobs.status().waiting()).isZero();
         assertThat(RefundSummary.of(db, merchant).rowsByState()).containsOnlyKeys("pending");
@@ -302,12 +304,20 @@ class FleetWorkerTest {
             }
             FleetWorker.Summary summary = runUntil(worker, events, e -> e.type() == JobEvent.Type.DEAD_LETTERED);
             String waited = "DATABASE_WAIT: claim of " + r1 + " waited ";
-            assertThat(events).filteredOn(e -> e.type() == JobEvent.Type.RETRY).singleElement()
-                    .satisfies(e -> assertThat(e.detail()).startsWith(waited).contains("for a row lock held by another session; gave up")
-                            .endsWith(", again in 1000 ms"));
+            // A retry on each delivery below maxDeliver, the dead letter on the second: one retry, or
+            // more on a nats-server before 2.10.14, which may number a redelivery 1 again (nats-server#5305).
+            List<JobEvent> retries = events.stream().filter(e -> e.type() == JobEvent.Type.RETRY).toList();
+            assertThat(retries).isNotEmpty().allSatisfy(e -> {
+                assertThat(e.delivery()).as("retried below maxDeliver").isLessThan(2);
+                assertThat(e.detail()).startsWith(waited).contains("for a row lock held by another session; gave up")
+                        .endsWith(", again in 1000 ms");
+            });
             assertThat(events).filteredOn(e -> e.type() == JobEvent.Type.DEAD_LETTERED).singleElement()
-                    .satisfies(e -> assertThat(e.detail()).startsWith(waited));
-            assertThat(summary.retried()).isEqualTo(1);
+                    .satisfies(e -> {
+                        assertThat(e.delivery()).as("dead-lettered at maxDeliver").isGreaterThanOrEqualTo(2);
+                        assertThat(e.detail()).startsWith(waited);
+                    });
+            assertThat(summary.retried()).isEqualTo(retries.size());
             assertThat(summary.deadLettered()).isEqualTo(1);
             assertThat(leases.inspect(Merchants.resource(merchant)).holder()).as("lease released").isNull();
             stalled.rollback();
