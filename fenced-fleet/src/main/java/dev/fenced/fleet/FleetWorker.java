@@ -203,11 +203,9 @@ public final class FleetWorker {
         long sequence = message.metaData().streamSequence();
         long delivery = message.metaData().deliveredCount();
         String merchant = new String(message.getData(), StandardCharsets.UTF_8);
-        if (delivery > 1) {
-            long start = System.nanoTime();
-            answers.taken(sequence);
-            answers.brokerNanos.addAndGet(System.nanoTime() - start);
-        }
+        long takenStart = System.nanoTime();
+        answers.taken(sequence);
+        answers.brokerNanos.addAndGet(System.nanoTime() - takenStart);
         emit(JobEvent.Type.RECEIVED, merchant, sequence, delivery, "delivery " + delivery);
         if (!Merchants.isValid(merchant)) {
             answers.deadLetter(message, "invalid", sequence, delivery, "not a merchant id");

@@ -47,13 +47,20 @@ final class HandedBackJobs {
         }
     }
 
-    /** A worker has taken the job at {@code sequence} again. */
+    /**
+     * A worker has taken the job at {@code sequence}, perhaps again: its record, if it has one, is
+     * deleted. Asked on every delivery, not only those numbered above 1: a nats-server before 2.10.14
+     * may number a redelivery 1 (nats-server#5305). A read, and a write only when there is a record.
+     */
     void taken(long sequence) {
         if (bucket == null) {
             return;
         }
         try {
-            bucket.delete(Long.toString(sequence));
+            String key = Long.toString(sequence);
+            if (bucket.get(key) != null) {
+                bucket.delete(key);
+            }
         } catch (IOException | JetStreamApiException | RuntimeException unreachable) {
             // the status counts it as handed back until the job is done
         }

@@ -365,6 +365,35 @@ class FleetWorkerTest {
     }
 
     /**
+     * A nats-server before 2.10.14 may deliver a handed-back job numbered 1 again (nats-server#5305):
+     * the worker that takes it must delete its record all the same, or the status shows a job that
+     * runs as handed back. The record is written as a nak writes it, for a job not delivered yet, so
+     * that its first delivery is what such a server sends. Fails on a worker that looks for the
+     * record only on deliveries numbered above 1.
+     */
+    @Test
+    void aHandedBackJobDeliveredAgainNumberedOneIsInProgress() throws Exception {
+        JobStream stream = freshStream(Duration.ofSeconds(30), 3);
+        SettlementJobs jobs = SettlementJobs.on(nats, stream);
+        String merchant = seeded(40);
+        long sequence = jobs.enqueue(merchant).sequence();
+        HandedBackJobs.of(nats, stream).handedBack(sequence, 1);
+        try (PaymentGateway gateway = PaymentGateway.start(GatewayConfig.builder().latency(Duration.ofMillis(100)).build())) {
+            List<JobEvent> events = new CopyOnWriteArrayList<>();
+            AtomicBoolean drain = new AtomicBoolean();
+            FleetWorker worker = fleet(stream, gateway.url(), 1, events).build();
+            CompletableFuture<FleetWorker.Summary> running = CompletableFuture.supplyAsync(() -> worker.run(drain::get));
+            await("the job taken").atMost(Duration.ofMinutes(1)).until(() -> events.stream().anyMatch(e -> e.type() == JobEvent.Type.RECEIVED));
+            JobQueueStatus taken = jobs.status(); // 40 refunds at 100 ms each: the job still runs
+            drain.set(true);
+            running.get(2, TimeUnit.MINUTES);
+            assertThat(events.get(0).delivery()).as("numbered as a first delivery").isEqualTo(1);
+            assertThat(taken).as("held, not handed back: %s", taken)
+                    .extracting(JobQueueStatus::handedBack, JobQueueStatus::inProgress).containsExactly(0L, 1L);
+        }
+    }
+
+    /**
      * Issue #34: a nak'ed job stays ack-pending in JetStream until it is delivered again, so the
      * status counted jobs a drained worker handed back as in progress with no worker running. A
      * job handed back by a drain (a nak) and one retried behind a busy lease (a nak with a delay)
