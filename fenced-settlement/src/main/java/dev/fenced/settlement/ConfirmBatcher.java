@@ -8,8 +8,8 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.IntSupplier;
 
 /**
  * Confirms from many threads, written together (group commit): a thread that finds no write
@@ -69,7 +69,7 @@ final class ConfirmBatcher<K> {
 
     private final BatchWrite<K> write;
     private final long gatherNanos;
-    private final AtomicInteger places;
+    private final IntSupplier places;
     private final Object lock = new Object();
     private Map<K, PendingConfirm> waiting = new LinkedHashMap<>();
     private boolean writing;
@@ -77,7 +77,7 @@ final class ConfirmBatcher<K> {
 
     /** A batcher that writes what waits at once: a batch is what arrived while the last one was written. */
     ConfirmBatcher(BatchWrite<K> write) {
-        this(write, Duration.ZERO, new AtomicInteger(1));
+        this(write, Duration.ZERO, () -> 1);
     }
 
     /**
@@ -86,7 +86,7 @@ final class ConfirmBatcher<K> {
      * or less: no gather): fewer, larger batches, each a commit, for at most {@code gather} more per
      * confirm. A writer never waits for confirms that cannot come: once every place waits, it writes.
      */
-    ConfirmBatcher(BatchWrite<K> write, Duration gather, AtomicInteger places) {
+    ConfirmBatcher(BatchWrite<K> write, Duration gather, IntSupplier places) {
         if (gather.isNegative()) {
             throw new IllegalArgumentException("gather must be at least zero, got " + gather);
         }
@@ -108,7 +108,7 @@ final class ConfirmBatcher<K> {
                 // replacing it would leave its caller waiting for an answer no batch gives
                 throw new IllegalStateException("a confirm of " + key + " is already waiting");
             }
-            if (gathering && waiting.size() >= places.get()) {
+            if (gathering && waiting.size() >= places.getAsInt()) {
                 lock.notifyAll(); // a writer gathering may write now: the only thread that waits on the lock
             }
             writesFirst = !writing;
@@ -117,48 +117,78 @@ final class ConfirmBatcher<K> {
         if (!writesFirst && awaitTurn(mine) == PendingConfirm.WRITTEN) {
             return mine.result();
         }
-        Map<K, PendingConfirm> batch;
-        synchronized (lock) {
-            if (gatherNanos > 0 && !gather()) {
-                Thread.currentThread().interrupt(); // the batch is written at once, not abandoned
-            }
-            batch = waiting;
-            waiting = new LinkedHashMap<>();
-        }
+        Map<K, PendingConfirm> batch = null;
         Map<K, FencedException> refusals = Map.of();
         Throwable failure = null;
         try {
+            // Taken inside the try: an Error on the way to the write (out of memory while gathering) must
+            // still answer the batch and give up the turn, or every later confirm waits for a writer that is gone.
+            Map<K, PendingConfirm> arriving = new LinkedHashMap<>();
+            synchronized (lock) {
+                if (gatherNanos > 0 && !gather()) {
+                    Thread.currentThread().interrupt(); // the batch is written at once, not abandoned
+                }
+                batch = waiting;
+                waiting = arriving;
+            }
             Map<K, String> references = new LinkedHashMap<>();
             batch.forEach((id, pending) -> references.put(id, pending.gatewayReference));
             refusals = Objects.requireNonNull(write.write(references), "the batch write answered null"); // a failure, not a hang
         } catch (Throwable e) {
             failure = e;
         } finally {
-            PendingConfirm next = null;
-            synchronized (lock) {
-                for (Map.Entry<K, PendingConfirm> entry : batch.entrySet()) {
-                    entry.getValue().finish(refusals.get(entry.getKey()), failure);
-                }
-                // The writer's turn goes to the first confirm that came during this write, and to no other: the others
-                // wait on for their batch. Waking them all would cost each a wake-up per batch, on a contended lock.
-                Iterator<PendingConfirm> arrived = waiting.values().iterator();
-                if (arrived.hasNext()) {
-                    next = arrived.next();
-                    next.turn = PendingConfirm.WRITES_NEXT;
-                } else {
-                    writing = false;
-                }
-            }
-            for (PendingConfirm written : batch.values()) {
-                if (written != mine) {
-                    LockSupport.unpark(written.caller);
-                }
-            }
-            if (next != null) {
-                LockSupport.unpark(next.caller);
+            if (batch == null) {
+                failWaiting(failure, mine);
+            } else {
+                answerAndHandOn(batch, refusals, failure, mine);
             }
         }
         return mine.result();
+    }
+
+    /** Answers a written (or failed) batch and hands the writer's turn on. */
+    private void answerAndHandOn(Map<K, PendingConfirm> batch, Map<K, FencedException> refusals, Throwable failure, PendingConfirm mine) {
+        PendingConfirm next = null;
+        synchronized (lock) {
+            for (Map.Entry<K, PendingConfirm> entry : batch.entrySet()) {
+                entry.getValue().finish(refusals.get(entry.getKey()), failure);
+            }
+            // The writer's turn goes to the first confirm that came during this write, and to no other: the others
+            // wait on for their batch. Waking them all would cost each a wake-up per batch, on a contended lock.
+            Iterator<PendingConfirm> arrived = waiting.values().iterator();
+            if (arrived.hasNext()) {
+                next = arrived.next();
+                next.turn = PendingConfirm.WRITES_NEXT;
+            } else {
+                writing = false;
+            }
+        }
+        for (PendingConfirm written : batch.values()) {
+            if (written != mine) {
+                LockSupport.unpark(written.caller);
+            }
+        }
+        if (next != null) {
+            LockSupport.unpark(next.caller);
+        }
+    }
+
+    /**
+     * The batch was never taken (an Error on the way to the write): what waits, the writer's own
+     * confirm among it, fails with that Error, and the turn is free. No new map: the Error may be
+     * the heap running out.
+     */
+    private void failWaiting(Throwable failure, PendingConfirm mine) {
+        synchronized (lock) {
+            for (PendingConfirm pending : waiting.values()) {
+                pending.finish(null, failure);
+                if (pending != mine) {
+                    LockSupport.unpark(pending.caller);
+                }
+            }
+            waiting.clear();
+            writing = false;
+        }
     }
 
     /**
@@ -184,7 +214,7 @@ final class ConfirmBatcher<K> {
         long left;
         gathering = true;
         try {
-            while (waiting.size() < places.get() && (left = deadline - System.nanoTime()) > 0) {
+            while (waiting.size() < places.getAsInt() && (left = deadline - System.nanoTime()) > 0) {
                 lock.wait(left / 1_000_000, (int) (left % 1_000_000));
             }
             return true;

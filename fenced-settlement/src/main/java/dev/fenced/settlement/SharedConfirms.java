@@ -79,7 +79,7 @@ final class SharedConfirms {
     private final Duration wait;
     /** The confirm places of the runs writing here now: as many confirms as can wait at once. */
     private final AtomicInteger places = new AtomicInteger();
-    private final ConfirmBatcher<Entry> batcher = new ConfirmBatcher<>(this::writeOnCommitter, GATHER, places);
+    private final ConfirmBatcher<Entry> batcher = new ConfirmBatcher<>(this::writeOnCommitter, GATHER, places::get);
     private final ThreadPoolExecutor committer = new ThreadPoolExecutor(0, 1, 1, TimeUnit.MINUTES, new LinkedBlockingQueue<>(),
             runnable -> {
                 Thread thread = new Thread(runnable, "fenced-confirm-" + COMMITTERS.incrementAndGet());

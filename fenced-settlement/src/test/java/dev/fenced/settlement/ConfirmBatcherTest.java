@@ -100,6 +100,46 @@ class ConfirmBatcherTest {
     }
 
     /**
+     * An Error on the writer's way to its write (out of memory while it gathers, before its batch is
+     * taken) reaches the writer and the confirms that came while it gathered as a failure, and the
+     * turn is given up: the batcher is usable afterwards. A turn kept by a writer that is gone would
+     * leave every later confirm waiting, and its row `sending`.
+     */
+    @Test
+    void anErrorWhileTheWriterGathersFailsItsBatchAndTheBatcherGoesOn() throws Exception {
+        List<Map<String, String>> batches = new CopyOnWriteArrayList<>();
+        AtomicBoolean armed = new AtomicBoolean();
+        AtomicInteger places = new AtomicInteger(3);
+        Thread[] writer = new Thread[1];
+        // Three places: the writer gathers until the third confirm comes, then reads the places again and meets the Error.
+        ConfirmBatcher<String> batcher = new ConfirmBatcher<>(recording(batches), Duration.ofMinutes(10), () -> {
+            if (Thread.currentThread() == writer[0] && armed.get()) {
+                throw new OutOfMemoryError("while gathering");
+            }
+            return places.get();
+        });
+        // On threads of their own: a caller waiting for a turn nobody hands on parks through interrupts and timeouts.
+        Caller first = Caller.start("r_1", () -> batcher.confirm("r_1", "gw_1"));
+        writer[0] = first.thread();
+        awaitGathering(first.thread());
+        Caller second = Caller.start("r_2", () -> batcher.confirm("r_2", "gw_2"));
+        // Polled, because the batcher tells no one: r_2 parked, so that only an unpark can end its wait.
+        await("r_2 waits inside the batcher").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
+                .until(() -> second.thread().getState() == Thread.State.WAITING);
+        armed.set(true);
+        Caller third = Caller.start("r_3", () -> batcher.confirm("r_3", "gw_3"));
+        for (Caller failed : List.of(first, second, third)) {
+            assertThatThrownBy(() -> failed.answer().get(10, TimeUnit.SECONDS)).as("%s", failed.thread().getName())
+                    .hasStackTraceContaining("OutOfMemoryError: while gathering");
+        }
+        armed.set(false);
+        places.set(1); // no gather: the next confirm is written at once
+        Caller next = Caller.start("r_4", () -> batcher.confirm("r_4", "gw_4"));
+        assertThat(next.answer().get(10, TimeUnit.SECONDS)).as("the next confirm written, not left waiting").isEmpty();
+        assertThat(batches).as("r_1 to r_3 failed unwritten, r_4 written alone").containsExactly(Map.of("r_4", "gw_4"));
+    }
+
+    /**
      * Keys name the confirms in flight: a second confirm under a key that is waiting already (one
      * refund confirmed twice by one run, or a batcher keyed too coarsely) is refused at once. Put in
      * its place, it would have left the first caller waiting for an answer no batch gives. The
@@ -143,7 +183,7 @@ class ConfirmBatcherTest {
     @ValueSource(booleans = {true, false})
     void aWriterThatGathersWritesTheConfirmsThatComeAfterItInOneBatch(boolean gathers) throws Exception {
         List<Map<String, String>> batches = new CopyOnWriteArrayList<>();
-        ConfirmBatcher<String> batcher = gathers ? new ConfirmBatcher<>(recording(batches), Duration.ofMinutes(10), new AtomicInteger(3))
+        ConfirmBatcher<String> batcher = gathers ? new ConfirmBatcher<>(recording(batches), Duration.ofMinutes(10), () -> 3)
                 : new ConfirmBatcher<>(recording(batches));
         List<FutureTask<Optional<FencedException>>> confirms = new ArrayList<>();
         List<Thread> callers = new ArrayList<>();
@@ -182,7 +222,7 @@ class ConfirmBatcherTest {
     @Timeout(30)
     void aWriterAloneGathersThenWritesOnceItsGatherIsOver() throws Exception {
         List<Map<String, String>> batches = new CopyOnWriteArrayList<>();
-        ConfirmBatcher<String> batcher = new ConfirmBatcher<>(recording(batches), Duration.ofSeconds(1), new AtomicInteger(64));
+        ConfirmBatcher<String> batcher = new ConfirmBatcher<>(recording(batches), Duration.ofSeconds(1), () -> 64);
         Caller writer = Caller.start("r_1", () -> batcher.confirm("r_1", "gw_1"));
         awaitGathering(writer.thread());
         assertThat(batches).as("nothing written while it gathers").isEmpty();
@@ -195,7 +235,7 @@ class ConfirmBatcherTest {
     @Timeout(30)
     void aWriterThatIsEveryPlaceWritesAtOnce() throws Exception {
         List<Map<String, String>> batches = new CopyOnWriteArrayList<>();
-        ConfirmBatcher<String> batcher = new ConfirmBatcher<>(recording(batches), Duration.ofMinutes(10), new AtomicInteger(1));
+        ConfirmBatcher<String> batcher = new ConfirmBatcher<>(recording(batches), Duration.ofMinutes(10), () -> 1);
         assertThat(batcher.confirm("r_1", "gw_1")).isEmpty();
         assertThat(batches).containsExactly(Map.of("r_1", "gw_1"));
     }
@@ -207,7 +247,7 @@ class ConfirmBatcherTest {
     @Test
     void anInterruptedWriterWritesAtOnceAndKeepsItsInterrupt() throws Exception {
         List<Map<String, String>> batches = new CopyOnWriteArrayList<>();
-        ConfirmBatcher<String> batcher = new ConfirmBatcher<>(recording(batches), Duration.ofMinutes(10), new AtomicInteger(64));
+        ConfirmBatcher<String> batcher = new ConfirmBatcher<>(recording(batches), Duration.ofMinutes(10), () -> 64);
         AtomicBoolean interruptedAfter = new AtomicBoolean();
         Caller writer = Caller.start("r_1", () -> {
             Optional<FencedException> answer = batcher.confirm("r_1", "gw_1");
@@ -259,7 +299,7 @@ class ConfirmBatcherTest {
 
     @Test
     void aNegativeGatherIsRefused() {
-        assertThatThrownBy(() -> new ConfirmBatcher<String>(batch -> Map.of(), Duration.ofMillis(-1), new AtomicInteger(8)))
+        assertThatThrownBy(() -> new ConfirmBatcher<String>(batch -> Map.of(), Duration.ofMillis(-1), () -> 8))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("gather");
     }
 
