@@ -42,7 +42,8 @@ final class LabKnobs implements WorkerAdjustment {
 
     @Option(names = "--pause-at", paramLabel = "PHASE:REFUND",
             description = "after-claim:r_815, after-gateway:r_815, before-confirm:r_815, in-claim:r_815 (inside the claim's transaction,"
-                    + " its rows locked) or in-journal:m_4471: announce a breakpoint and wait for a line on stdin")
+                    + " its rows locked) or in-journal:m_4471: announce a breakpoint and wait for a line on stdin; once per process (a fleet"
+                    + " worker may be handed the same job again)")
     String pauseAt;
 
     @Option(names = "--stall-claims-on-cue",
@@ -68,6 +69,8 @@ final class LabKnobs implements WorkerAdjustment {
 
     private final BufferedReader stdin = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
     private String[] breakpoint;
+    /** A breakpoint stops once: the orchestrator sends one line, and a fleet worker handed the job again must not wait for another. */
+    private final AtomicBoolean breakpointReached = new AtomicBoolean();
     /** With --stall-claims-on-cue: the next claim stops inside its transaction. */
     private final AtomicBoolean armed = new AtomicBoolean();
     private final Semaphore go = new Semaphore(0);
@@ -131,7 +134,8 @@ final class LabKnobs implements WorkerAdjustment {
             listenForCues();
         }
         return builder.variant(variant()).phaseHook((phase, refundId) -> {
-            if (breakpoint != null && phase.name().equals(breakpoint[0]) && refundId.equals(breakpoint[1])) {
+            if (breakpoint != null && phase.name().equals(breakpoint[0]) && refundId.equals(breakpoint[1])
+                    && breakpointReached.compareAndSet(false, true)) {
                 print.accept(new SettlementEvent(SettlementEvent.Type.BREAKPOINT, worker, refundId, 0, pauseAt, System.currentTimeMillis()));
                 readLine();
             }

@@ -148,10 +148,11 @@ class FleetProcessTest {
     /**
      * The journal, a second database: A settles every refund and is frozen inside its journal
      * transaction, after reading which lines are missing; JetStream hands its job to B, whose
-     * append waits for A's transaction instead of writing beside it; A is resumed and commits, and
-     * B finds the lines there: one line per paid refund, with the token that confirmed it, in
-     * token order. Control: without the guard, B appends while A is frozen and A's stale append
-     * lands after it, a second line for every refund.
+     * append waits for A's transaction instead of writing beside it (up to the lock bound, then
+     * the job is retried); A is resumed and commits, and the next holder finds the lines there:
+     * one line per paid refund, with the token that confirmed it, in token order. Control: without
+     * the guard, B appends while A is frozen and A's stale append lands after it, a second line for
+     * every refund.
      */
     @ParameterizedTest(name = "journal guard {0}")
     @ValueSource(booleans = {true, false})
@@ -171,7 +172,11 @@ class FleetProcessTest {
                     boolean bJournaledWhileAFrozen = journaledWithin(b, Duration.ofSeconds(2));
                     a.signal("CONT");
                     a.writeLine("go");
-                    b.awaitEvent(Events.ofType(SettlementEvent.Type.JOURNALED), LONG, "B's journal append");
+                    // The job done by the next holder, after A's append: B's retry, or A's own once its stale run has ended,
+                    // when JetStream hands the retried job to whichever worker's pull is waiting (both are free by then).
+                    await("the job done by the holder after A").atMost(LONG).pollInterval(Duration.ofMillis(50))
+                            .until(() -> a.firstEvent(Events.ofJob(JobEvent.Type.ACKED)).or(() -> b.firstEvent(Events.ofJob(JobEvent.Type.ACKED)))
+                                    .isPresent());
                     a.awaitEvent(Events.ofJob(JobEvent.Type.LEFT, JobEvent.Type.ACKED), LONG, "A's answer after it woke");
                     List<dev.fenced.settlement.JournalLine> lines = dev.fenced.settlement.SettlementJournal.in(journalDb).lines(setup.merchant());
                     Map<String, Long> fences = new java.util.HashMap<>();
