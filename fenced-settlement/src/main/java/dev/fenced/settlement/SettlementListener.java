@@ -17,19 +17,40 @@ public interface SettlementListener {
     default void onGatewayAnswer(String outcome) {
     }
 
-    /** Hands every event and answer to each of {@code listeners} in turn. */
+    /**
+     * Hands every event and answer to each of {@code listeners} in turn, also to those after one that
+     * threw; the first throw is rethrown once all have heard, for the worker to log.
+     */
     static SettlementListener all(SettlementListener... listeners) {
         java.util.List<SettlementListener> each = java.util.List.of(listeners);
         return new SettlementListener() {
             @Override
             public void onEvent(SettlementEvent event) {
-                each.forEach(listener -> listener.onEvent(event));
+                deliver(each, listener -> listener.onEvent(event));
             }
 
             @Override
             public void onGatewayAnswer(String outcome) {
-                each.forEach(listener -> listener.onGatewayAnswer(outcome));
+                deliver(each, listener -> listener.onGatewayAnswer(outcome));
             }
         };
+    }
+
+    private static void deliver(java.util.List<SettlementListener> each, java.util.function.Consumer<SettlementListener> call) {
+        RuntimeException first = null;
+        for (SettlementListener listener : each) {
+            try {
+                call.accept(listener);
+            } catch (RuntimeException e) {
+                if (first == null) {
+                    first = e;
+                } else {
+                    first.addSuppressed(e);
+                }
+            }
+        }
+        if (first != null) {
+            throw first;
+        }
     }
 }
